@@ -1,0 +1,211 @@
+/* pccl.h - public API of pccl, a library of collective communication.
+ *
+ * pccl runs all-gather, reduce-scatter, all-reduce, broadcast, reduce, scatter,
+ * gather and all-to-all over MPI between processes, choosing an algorithm per
+ * call. Every function returns a pccl_status_t; on failure the communicator's
+ * last-error string (pccl_last_error) says what was wrong and where.
+ *
+ * Buffers and counts follow NCCL's conventions:
+ *   - counts are in elements of the given datatype;
+ *   - all-gather: `count` elements in, nranks*count out;
+ *   - reduce-scatter: nranks*count in, `count` out (equal blocks);
+ *   - all-reduce, broadcast, reduce: `count` elements in and out;
+ *   - scatter / gather: `count` elements per rank (root holds nranks*count);
+ *   - all-to-all: `count` elements to and from each rank.
+ * In-place calls are recognised by pointer, as in NCCL: all-reduce, broadcast
+ * and reduce with sendbuf == recvbuf; all-gather with
+ * sendbuf == recvbuf + rank*count; reduce-scatter with
+ * recvbuf == sendbuf + rank*count; all-to-all with sendbuf == recvbuf;
+ * scatter with recvbuf == sendbuf + rank*count at the root, gather with
+ * sendbuf == recvbuf + rank*count at the root.
+ * Buffers must be aligned to their element size. Any other overlap between
+ * the send and receive buffers is an error (PCCL_ERR_INVALID_ARGUMENT).
+ *
+ * A communicator is used by one thread at a time, like an MPI communicator.
+ */
+#ifndef PCCL_H
+#define PCCL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pccl_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define PCCL_API
+#else
+#define PCCL_API __attribute__((visibility("default")))
+#endif
+
+/* Status codes. Values are fixed forever; new codes are only appended. */
+typedef enum {
+  PCCL_OK = 0,
+  PCCL_ERR_INVALID_ARGUMENT = 1, /* NULL/misaligned/overlapping buffer, bad root, ... */
+  PCCL_ERR_INVALID_DTYPE = 2,    /* unknown datatype */
+  PCCL_ERR_INVALID_OP = 3,       /* unknown reduction operation */
+  PCCL_ERR_OVERFLOW = 4,         /* a byte count does not fit in size_t */
+  PCCL_ERR_NO_MEMORY = 5,        /* an allocation failed */
+  PCCL_ERR_MPI = 6,              /* the MPI library returned an error */
+  PCCL_ERR_INVALID_COMM = 7,     /* NULL or already destroyed communicator */
+  PCCL_ERR_CONFIG = 8,           /* malformed environment variable or setting */
+  PCCL_ERR_UNSUPPORTED = 9,      /* valid request this build or algorithm cannot do */
+  PCCL_ERR_INTERNAL = 10         /* a bug in pccl: please report it */
+} pccl_status_t;
+
+typedef enum {
+  PCCL_INT8 = 0,
+  PCCL_UINT8 = 1,
+  PCCL_INT32 = 2,
+  PCCL_UINT32 = 3,
+  PCCL_INT64 = 4,
+  PCCL_UINT64 = 5,
+  PCCL_FLOAT16 = 6,  /* IEEE 754 binary16 */
+  PCCL_BFLOAT16 = 7, /* bfloat16 */
+  PCCL_FLOAT32 = 8,
+  PCCL_FLOAT64 = 9,
+  PCCL_DTYPE_COUNT
+} pccl_dtype_t;
+
+/* Reductions. Integer sum and prod wrap around in two's complement.
+ * float16/bfloat16 are reduced through float32, rounded to nearest even.
+ * AVG is the sum divided by the number of ranks (integer division for
+ * integer types). MIN/MAX of equal zeros or with a NaN operand give one of
+ * the operands or a NaN, unspecified which. */
+typedef enum {
+  PCCL_SUM = 0,
+  PCCL_PROD = 1,
+  PCCL_MIN = 2,
+  PCCL_MAX = 3,
+  PCCL_AVG = 4,
+  PCCL_OP_COUNT
+} pccl_op_t;
+
+typedef enum {
+  PCCL_COLL_ALLGATHER = 0,
+  PCCL_COLL_REDUCE_SCATTER = 1,
+  PCCL_COLL_ALLREDUCE = 2,
+  PCCL_COLL_BROADCAST = 3,
+  PCCL_COLL_REDUCE = 4,
+  PCCL_COLL_SCATTER = 5,
+  PCCL_COLL_GATHER = 6,
+  PCCL_COLL_ALLTOALL = 7,
+  PCCL_COLL_COUNT
+} pccl_coll_t;
+
+/* Opaque communicator. */
+typedef struct pccl_comm pccl_comm_t;
+
+/* ---- library ---------------------------------------------------------- */
+
+/* Runtime version as PCCL_VERSION_NUMBER encodes it (major*10000+minor*100+patch). */
+PCCL_API uint32_t pccl_version(void);
+
+/* Human-readable name of a status code; never NULL. */
+PCCL_API const char *pccl_status_string(pccl_status_t status);
+
+/* Detail of the last error on `comm`: collective, rank and what was wrong.
+ * With comm NULL (or not a live communicator) it returns the calling
+ * thread's last error from a call that had no valid communicator.
+ * Never NULL; empty when there was no error. Valid until the next call. */
+PCCL_API const char *pccl_last_error(const pccl_comm_t *comm);
+
+/* Name of a datatype / op / collective ("float32", "sum", "allgather");
+ * "unknown" for out-of-range values. */
+PCCL_API const char *pccl_dtype_name(pccl_dtype_t dtype);
+PCCL_API const char *pccl_op_name(pccl_op_t op);
+PCCL_API const char *pccl_coll_name(pccl_coll_t coll);
+
+/* Size in bytes of one element; 0 for an unknown datatype. */
+PCCL_API size_t pccl_dtype_size(pccl_dtype_t dtype);
+
+/* ---- communicators ---------------------------------------------------- */
+
+/* Creates a communicator over MPI_COMM_WORLD, initialising MPI first when
+ * the caller has not (pccl_finalize then finalises it). For an existing MPI
+ * communicator see pccl_comm_create_mpi in pccl_mpi.h.
+ * Returns PCCL_OK, PCCL_ERR_INVALID_ARGUMENT (comm NULL), PCCL_ERR_MPI,
+ * PCCL_ERR_NO_MEMORY, PCCL_ERR_CONFIG (malformed PCCL_* environment). */
+PCCL_API pccl_status_t pccl_comm_create_world(pccl_comm_t **comm);
+
+/* Frees the communicator and everything it holds. NULL is accepted.
+ * Returns PCCL_ERR_INVALID_COMM for a pointer that is not a live communicator. */
+PCCL_API pccl_status_t pccl_comm_destroy(pccl_comm_t *comm);
+
+/* Finalises MPI if pccl_comm_create_world initialised it; otherwise does
+ * nothing. Call after destroying every communicator. */
+PCCL_API pccl_status_t pccl_finalize(void);
+
+/* Rank and size; node id (0..nnodes-1), rank inside the node, ranks on this
+ * node and number of nodes. Nodes come from MPI's shared-memory split, or
+ * from PCCL_RANKS_PER_NODE=M (consecutive ranks in groups of M).
+ * Each returns PCCL_ERR_INVALID_COMM or PCCL_ERR_INVALID_ARGUMENT (NULL out). */
+PCCL_API pccl_status_t pccl_comm_rank(const pccl_comm_t *comm, int *rank);
+PCCL_API pccl_status_t pccl_comm_size(const pccl_comm_t *comm, int *size);
+PCCL_API pccl_status_t pccl_comm_node(const pccl_comm_t *comm, int *node);
+PCCL_API pccl_status_t pccl_comm_nnodes(const pccl_comm_t *comm, int *nnodes);
+PCCL_API pccl_status_t pccl_comm_local_rank(const pccl_comm_t *comm, int *local_rank);
+PCCL_API pccl_status_t pccl_comm_local_size(const pccl_comm_t *comm, int *local_size);
+
+/* Forces the algorithm of one collective on this communicator, overriding
+ * the PCCL_ALGO environment variable and the default selection. `name` is an
+ * algorithm name as pccl_algo_list prints them; NULL or "auto" restores
+ * automatic selection. Returns PCCL_ERR_INVALID_ARGUMENT for an unknown name. */
+PCCL_API pccl_status_t pccl_comm_set_algo(pccl_comm_t *comm, pccl_coll_t coll,
+                                          const char *name);
+
+/* Name of the algorithm the last collective on `comm` ran ("ring", ...), or
+ * "none" before the first. Valid for the communicator's lifetime. */
+PCCL_API const char *pccl_comm_last_algo(const pccl_comm_t *comm);
+
+/* Names of the algorithms registered for `coll`, in table order: writes up to
+ * `max` pointers to static strings into `names` and the total into `count`. */
+PCCL_API pccl_status_t pccl_algo_list(pccl_coll_t coll, const char **names, int max,
+                                      int *count);
+
+/* ---- collectives (blocking) -------------------------------------------- */
+/* Each returns PCCL_OK; PCCL_ERR_INVALID_COMM; PCCL_ERR_INVALID_ARGUMENT
+ * (NULL buffer with count > 0, misaligned or overlapping buffers, root out of
+ * range); PCCL_ERR_INVALID_DTYPE; PCCL_ERR_INVALID_OP; PCCL_ERR_OVERFLOW
+ * (byte count too large); PCCL_ERR_NO_MEMORY; PCCL_ERR_MPI.
+ * A call that fails validation writes nothing to recvbuf. count == 0 is a
+ * no-op that returns PCCL_OK. */
+
+PCCL_API pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count,
+                                      pccl_dtype_t dtype, pccl_comm_t *comm);
+
+PCCL_API pccl_status_t pccl_reduce_scatter(const void *sendbuf, void *recvbuf,
+                                           size_t count, pccl_dtype_t dtype, pccl_op_t op,
+                                           pccl_comm_t *comm);
+
+PCCL_API pccl_status_t pccl_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                      pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm);
+
+/* sendbuf is read at the root only; recvbuf is written on every rank. */
+PCCL_API pccl_status_t pccl_broadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                      pccl_dtype_t dtype, int root, pccl_comm_t *comm);
+
+/* recvbuf is written (and may be NULL elsewhere) at the root only. */
+PCCL_API pccl_status_t pccl_reduce(const void *sendbuf, void *recvbuf, size_t count,
+                                   pccl_dtype_t dtype, pccl_op_t op, int root,
+                                   pccl_comm_t *comm);
+
+/* sendbuf (nranks*count) is read at the root only. */
+PCCL_API pccl_status_t pccl_scatter(const void *sendbuf, void *recvbuf, size_t count,
+                                    pccl_dtype_t dtype, int root, pccl_comm_t *comm);
+
+/* recvbuf (nranks*count) is written at the root only. */
+PCCL_API pccl_status_t pccl_gather(const void *sendbuf, void *recvbuf, size_t count,
+                                   pccl_dtype_t dtype, int root, pccl_comm_t *comm);
+
+PCCL_API pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                     pccl_dtype_t dtype, pccl_comm_t *comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PCCL_H */

@@ -1,0 +1,140 @@
+/* algo.h - schedule generators and the table that registers them.
+ *
+ * A generator writes one rank's steps of a collective into a builder. The
+ * collective-level generators in the table are thin: each family file also
+ * exports its building blocks, which work on a group of ranks (a sub-set of
+ * the communicator, mapped to communicator ranks) over blocks of any sizes,
+ * so algorithms compose (all-reduce = reduce-scatter + all-gather) without a
+ * second copy of any of them. */
+#ifndef PCCL_ALGO_H
+#define PCCL_ALGO_H
+
+#include "sched.h"
+
+/* What a generator is asked to produce. Counts follow pccl.h. */
+typedef struct {
+  pccl_coll_t coll;
+  int nranks, rank, root;
+  size_t count;
+  int inplace; /* the send buffer is the documented in-place part of recv */
+} pccl_coll_args_t;
+
+typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
+
+/* The registration table: one row per (collective, algorithm). */
+#define PCCL_ALGO_MAP(X)                                                                          \
+  X(ALLGATHER_RING, ALLGATHER, "ring", "ring; p-1 steps, any p", pccl_gen_allgather_ring)          \
+  X(ALLGATHER_RECDBL, ALLGATHER, "recdbl",                                                        \
+    "recursive doubling; non-powers of two fold the extra ranks in first", pccl_gen_allgather_recdbl) \
+  X(ALLGATHER_BRUCK, ALLGATHER, "bruck", "Bruck; ceil(log2 p) steps, any p, one final rotation",   \
+    pccl_gen_allgather_bruck)                                                                     \
+  X(REDUCE_SCATTER_RING, REDUCE_SCATTER, "ring", "ring; p-1 steps, any p", pccl_gen_rs_ring)       \
+  X(REDUCE_SCATTER_RECHALV, REDUCE_SCATTER, "rechalv",                                            \
+    "recursive halving; non-powers of two fold the extra ranks in first", pccl_gen_rs_rechalv)     \
+  X(ALLREDUCE_RING, ALLREDUCE, "ring", "ring reduce-scatter then ring all-gather",                \
+    pccl_gen_allreduce_ring)                                                                      \
+  X(ALLREDUCE_RECDBL, ALLREDUCE, "recdbl", "recursive doubling on the whole vector",              \
+    pccl_gen_allreduce_recdbl)                                                                    \
+  X(ALLREDUCE_RABENSEIFNER, ALLREDUCE, "rabenseifner",                                            \
+    "recursive-halving reduce-scatter then recursive-doubling all-gather",                        \
+    pccl_gen_allreduce_rabenseifner)                                                              \
+  X(BROADCAST_BINOMIAL, BROADCAST, "binomial", "binomial tree", pccl_gen_bcast_binomial)          \
+  X(REDUCE_BINOMIAL, REDUCE, "binomial", "binomial tree", pccl_gen_reduce_binomial)               \
+  X(SCATTER_BINOMIAL, SCATTER, "binomial", "binomial tree", pccl_gen_scatter_binomial)            \
+  X(GATHER_BINOMIAL, GATHER, "binomial", "binomial tree", pccl_gen_gather_binomial)               \
+  X(ALLTOALL_PAIRWISE, ALLTOALL, "pairwise", "pairwise exchange; p-1 steps",                      \
+    pccl_gen_alltoall_pairwise)
+
+typedef enum {
+#define PCCL_ALGO_ENUM(id, coll, name, desc, gen) PCCL_ALGO_##id,
+  PCCL_ALGO_MAP(PCCL_ALGO_ENUM)
+#undef PCCL_ALGO_ENUM
+      PCCL_ALGO_COUNT
+} pccl_algo_id_t;
+
+typedef struct {
+  pccl_algo_id_t id;
+  pccl_coll_t coll;
+  const char *name;
+  const char *description;
+  pccl_gen_fn generate;
+} pccl_algo_t;
+
+#define PCCL_ALGO_DECL(id, coll, name, desc, gen) pccl_status_t gen(pccl_sb_t *, const pccl_coll_args_t *);
+PCCL_ALGO_MAP(PCCL_ALGO_DECL)
+#undef PCCL_ALGO_DECL
+
+extern const pccl_algo_t pccl_algos[PCCL_ALGO_COUNT];
+
+/* The algorithm called `name` for `coll`, or NULL. */
+const pccl_algo_t *pccl_algo_find(pccl_coll_t coll, const char *name);
+
+/* ---- building blocks ---------------------------------------------------- */
+
+/* A place in a buffer: where a vector of blocks begins. */
+typedef struct {
+  pccl_buf_t buf;
+  size_t off;
+} pccl_place_t;
+
+/* A group of ranks: member i is communicator rank ranks[i] (identity when
+ * ranks is NULL); `me` is this rank's index in it. */
+typedef struct {
+  int size, me;
+  const int *ranks;
+} pccl_group_t;
+
+static inline int pccl_group_rank(const pccl_group_t *g, int i) {
+  return g->ranks ? g->ranks[i] : i;
+}
+
+/* The whole communicator as a group. */
+static inline pccl_group_t pccl_group_all(const pccl_coll_args_t *a) {
+  pccl_group_t g = {a->nranks, a->rank, NULL};
+  return g;
+}
+
+/* Elements [boff[b], boff[b+1]) of the vector that starts at `at`. */
+static inline pccl_region_t pccl_block(pccl_place_t at, const size_t *boff, int b) {
+  return pccl_rg(at.buf, at.off + boff[b], boff[b + 1] - boff[b]);
+}
+
+/* Block boundaries: block i spans [boff[i], boff[i+1]) elements. */
+size_t *pccl_blocks_equal(pccl_sb_t *sb, int nblocks, size_t block);
+size_t *pccl_blocks_split(pccl_sb_t *sb, int nblocks, size_t count);
+
+/* Ring all-gather: my block (at `in`, or already at out+boff[me] if in is
+ * NULL) ends up with every other member's block in `out`. */
+void pccl_ring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                         const pccl_place_t *in, pccl_place_t out);
+
+/* Ring reduce-scatter: `in` holds every block; block me, reduced over the
+ * group, is written at `out`. */
+void pccl_ring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                              pccl_place_t in, pccl_place_t out);
+
+/* The fold that turns any p into a power of two: the first 2r ranks pair up
+ * (even rank i gives its part to i+1 and sits out), r = p - 2^floor(log2 p). */
+typedef struct {
+  int p, pof2, r;
+  int v;       /* this rank's virtual rank, -1 when it sits out */
+  int partner; /* the rank it pairs with in the fold, -1 when none */
+} pccl_fold_t;
+
+pccl_fold_t pccl_fold(int p, int me);
+int pccl_fold_real(const pccl_fold_t *f, int v); /* group index of virtual rank v */
+/* Boundaries of each virtual rank's part when member i owns block i. */
+size_t *pccl_fold_blocks(pccl_sb_t *sb, const pccl_fold_t *f, const size_t *boff);
+
+/* Recursive doubling all-gather among the 2^k virtual ranks: virtual rank v
+ * contributes elements [vb[v], vb[v+1]) of `out`, already in place. */
+void pccl_recdbl_allgather_pow2(pccl_sb_t *sb, const pccl_group_t *g, const pccl_fold_t *f,
+                                const size_t *vb, pccl_place_t out);
+
+/* Recursive halving reduce-scatter among the 2^k virtual ranks over the
+ * vector at `in` (vb as above); leaves virtual rank v's range, reduced, in a
+ * TMP vector of the same layout whose start it returns. */
+size_t pccl_rechalv_reduce_scatter_pow2(pccl_sb_t *sb, const pccl_group_t *g,
+                                        const pccl_fold_t *f, const size_t *vb, pccl_place_t in);
+
+#endif /* PCCL_ALGO_H */

@@ -1,0 +1,92 @@
+/* ring.c - ring all-gather, reduce-scatter and all-reduce.
+ *
+ * Members form a ring (me sends to me+1, receives from me-1). All-gather: in
+ * step s each member forwards the block it received in step s-1, so after p-1
+ * steps every member holds all p blocks. Reduce-scatter: the same pattern,
+ * but each received partial sum is added to the member's own copy of that
+ * block before it is forwarded; block me completes at member me in the last
+ * step. Works for any p and any block sizes (blocks may be empty).
+ * All-reduce: reduce-scatter over p near-equal pieces of the vector, then
+ * all-gather of the pieces.
+ *
+ * Cost (alpha-beta-gamma, n bytes in total, blocks n/p):
+ *   all-gather, reduce-scatter: (p-1) alpha + (p-1)/p n beta (+ (p-1)/p n gamma)
+ *   all-reduce: 2 (p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma */
+#include "algo.h"
+
+void pccl_ring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                         const pccl_place_t *in, pccl_place_t out) {
+  int p = g->size, me = g->me;
+  int right = pccl_group_rank(g, (me + 1) % p), left = pccl_group_rank(g, (me + p - 1) % p);
+  pccl_region_t mine = pccl_block(out, boff, me);
+  pccl_region_t from_in = mine;
+  if (in) {
+    from_in = pccl_rg(in->buf, in->off, mine.len);
+    pccl_sb_copy(sb, mine, from_in);
+  }
+  for (int s = 0; s < p - 1; s++) {
+    int sent = (me - s + p) % p, got = (me - s - 1 + p) % p;
+    /* The first send reads the input directly, not waiting for the copy. */
+    pccl_sb_send(sb, right, s == 0 ? from_in : pccl_block(out, boff, sent));
+    pccl_sb_recv(sb, left, pccl_block(out, boff, got));
+  }
+}
+
+void pccl_ring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                              pccl_place_t in, pccl_place_t out) {
+  int p = g->size, me = g->me;
+  pccl_region_t result = pccl_rg(out.buf, out.off, boff[me + 1] - boff[me]);
+  if (p == 1) {
+    pccl_sb_copy(sb, result, pccl_block(in, boff, me));
+    return;
+  }
+  int right = pccl_group_rank(g, (me + 1) % p), left = pccl_group_rank(g, (me + p - 1) % p);
+  size_t largest = 0;
+  for (int b = 0; b < p; b++)
+    if (boff[b + 1] - boff[b] > largest) largest = boff[b + 1] - boff[b];
+  /* Two receive buffers, so a receive can be posted while the previous
+   * partial sum is still being sent. */
+  size_t tmp[2] = {pccl_sb_tmp(sb, largest), pccl_sb_tmp(sb, largest)};
+  pccl_sb_send(sb, right, pccl_block(in, boff, (me + p - 1) % p));
+  for (int s = 0; s < p - 1; s++) {
+    int b = (me - s - 2 + 2 * p) % p;
+    pccl_region_t mine = pccl_block(in, boff, b);
+    pccl_region_t partial = pccl_rg(PCCL_BUF_TMP, tmp[s % 2], mine.len);
+    pccl_sb_recv(sb, left, partial);
+    if (s < p - 2) {
+      pccl_sb_reduce(sb, partial, partial, mine);
+      pccl_sb_send(sb, right, partial);
+    } else {
+      pccl_sb_reduce(sb, result, partial, mine);
+    }
+  }
+}
+
+pccl_status_t pccl_gen_allgather_ring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  pccl_group_t g = pccl_group_all(a);
+  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  if (!boff) return PCCL_ERR_NO_MEMORY;
+  pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
+  pccl_ring_allgather(sb, &g, boff, &in, out);
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_gen_rs_ring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  pccl_group_t g = pccl_group_all(a);
+  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  if (!boff) return PCCL_ERR_NO_MEMORY;
+  pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
+  pccl_ring_reduce_scatter(sb, &g, boff, in, out);
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_gen_allreduce_ring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  pccl_group_t g = pccl_group_all(a);
+  size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
+  if (!boff) return PCCL_ERR_NO_MEMORY;
+  pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
+  pccl_place_t mine = {PCCL_BUF_RECV, boff[a->rank]};
+  pccl_ring_reduce_scatter(sb, &g, boff, in, mine);
+  pccl_ring_allgather(sb, &g, boff, NULL, out);
+  return PCCL_OK;
+}

@@ -1,0 +1,254 @@
+/* coll.c - the collective entry points: validate the call, pick the
+ * algorithm, fetch or generate its schedule, and run it over MPI.
+ *
+ * Validation happens before anything is sent or written, so a call that
+ * fails it leaves the receive buffer untouched. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "exec.h"
+#include "kernels.h"
+#include "select.h"
+
+/* Messages are split below INT_MAX bytes so MPI's int counts hold them. */
+#define PCCL_MAX_MSG_BYTES ((size_t)1 << 30)
+
+/* What each collective needs: which buffers hold nranks blocks, which are
+ * used only at the root, and whether it reduces. */
+typedef struct {
+  const char *api;
+  int reduces;
+  int rooted;
+  int send_blocks; /* send buffer holds nranks*count (else count) */
+  int recv_blocks;
+  int send_root_only, recv_root_only;
+} coll_info_t;
+
+static const coll_info_t infos[PCCL_COLL_COUNT] = {
+    [PCCL_COLL_ALLGATHER] = {"pccl_allgather", 0, 0, 0, 1, 0, 0},
+    [PCCL_COLL_REDUCE_SCATTER] = {"pccl_reduce_scatter", 1, 0, 1, 0, 0, 0},
+    [PCCL_COLL_ALLREDUCE] = {"pccl_allreduce", 1, 0, 0, 0, 0, 0},
+    [PCCL_COLL_BROADCAST] = {"pccl_broadcast", 0, 1, 0, 0, 1, 0},
+    [PCCL_COLL_REDUCE] = {"pccl_reduce", 1, 1, 0, 0, 0, 1},
+    [PCCL_COLL_SCATTER] = {"pccl_scatter", 0, 1, 1, 0, 1, 0},
+    [PCCL_COLL_GATHER] = {"pccl_gather", 0, 1, 0, 1, 0, 1},
+    [PCCL_COLL_ALLTOALL] = {"pccl_alltoall", 0, 0, 1, 1, 0, 0},
+};
+
+typedef struct {
+  pccl_coll_t coll;
+  const void *sendbuf;
+  void *recvbuf;
+  size_t count;
+  pccl_dtype_t dtype;
+  pccl_op_t op;
+  int root;
+  /* derived by validation */
+  size_t esize, send_elems, recv_elems;
+  int use_send, use_recv, inplace;
+  long long send_in_recv;
+} call_t;
+
+static pccl_status_t check_buffer(pccl_comm_t *comm, const call_t *c, const void *buf,
+                                  const char *name) {
+  const char *api = infos[c->coll].api;
+  if (!buf) return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "%s is NULL (count %zu)", name, c->count);
+  if ((uintptr_t)buf % c->esize)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
+                       "%s %p is not aligned to the %zu bytes of %s", name, buf, c->esize,
+                       pccl_dtype_name(c->dtype));
+  return PCCL_OK;
+}
+
+/* Overlapping buffers are allowed only in the documented in-place layout:
+ * the smaller buffer at this rank's (or the root's) block of the larger. */
+static pccl_status_t check_overlap(pccl_comm_t *comm, call_t *c) {
+  const char *api = infos[c->coll].api;
+  uintptr_t s = (uintptr_t)c->sendbuf, r = (uintptr_t)c->recvbuf;
+  uintptr_t se = s + c->send_elems * c->esize, re = r + c->recv_elems * c->esize;
+  if (!c->use_send || !c->use_recv || se <= r || re <= s) return PCCL_OK;
+  int owner = infos[c->coll].rooted ? c->root : comm->rank;
+  long long block = (long long)owner * (long long)c->count;
+  long long expect = 0; /* send element i is recv element i + expect */
+  if (infos[c->coll].recv_blocks && !infos[c->coll].send_blocks) expect = block;
+  if (infos[c->coll].send_blocks && !infos[c->coll].recv_blocks) expect = -block;
+  long long shift = ((long long)s - (long long)r) / (long long)c->esize;
+  if ((long long)s - (long long)r != shift * (long long)c->esize || shift != expect)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
+                       "sendbuf and recvbuf overlap but are not the in-place layout "
+                       "(expected sendbuf = recvbuf %+lld elements)",
+                       expect);
+  c->inplace = 1;
+  c->send_in_recv = shift;
+  return PCCL_OK;
+}
+
+static pccl_status_t validate(pccl_comm_t *comm, call_t *c) {
+  const coll_info_t *info = &infos[c->coll];
+  const char *api = info->api;
+  c->esize = pccl_dtype_size(c->dtype);
+  if (c->esize == 0)
+    return pccl__error(comm, PCCL_ERR_INVALID_DTYPE, api, "unknown datatype %d", (int)c->dtype);
+  if (info->reduces && (unsigned)c->op >= PCCL_OP_COUNT)
+    return pccl__error(comm, PCCL_ERR_INVALID_OP, api, "unknown reduction operation %d", (int)c->op);
+  if (info->rooted && (c->root < 0 || c->root >= comm->size))
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "root %d is not a rank of 0..%d",
+                       c->root, comm->size - 1);
+  size_t p = (size_t)comm->size;
+  if (c->count > SIZE_MAX / p / c->esize)
+    return pccl__error(comm, PCCL_ERR_OVERFLOW, api, "count %zu of %s on %zu ranks overflows size_t",
+                       c->count, pccl_dtype_name(c->dtype), p);
+  c->send_elems = info->send_blocks ? c->count * p : c->count;
+  c->recv_elems = info->recv_blocks ? c->count * p : c->count;
+  int at_root = comm->rank == c->root;
+  c->use_send = !info->send_root_only || at_root;
+  c->use_recv = !info->recv_root_only || at_root;
+  if (c->count == 0) return PCCL_OK;
+  pccl_status_t st = PCCL_OK;
+  if (c->use_send) st = check_buffer(comm, c, c->sendbuf, "sendbuf");
+  if (st == PCCL_OK && c->use_recv) st = check_buffer(comm, c, c->recvbuf, "recvbuf");
+  if (st == PCCL_OK) st = check_overlap(comm, c);
+  return st;
+}
+
+static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, const pccl_algo_t *algo,
+                              pccl_sched_t *out) {
+  pccl_sb_t *sb;
+  pccl_status_t st = pccl_sb_create(comm->size, comm->rank, c->esize, c->inplace, c->send_in_recv,
+                                    PCCL_MAX_MSG_BYTES, &sb);
+  if (st != PCCL_OK) return st;
+  pccl_coll_args_t a = {c->coll, comm->size, comm->rank, c->root, c->count, c->inplace};
+  st = algo->generate(sb, &a);
+  /* AVG is a sum followed by a division of the result where it lands. */
+  if (st == PCCL_OK && c->op == PCCL_AVG && infos[c->coll].reduces && c->use_recv)
+    pccl_sb_divide(sb, pccl_rg(PCCL_BUF_RECV, 0, c->count), comm->size);
+  if (st != PCCL_OK) {
+    pccl_sb_destroy(sb);
+    return st;
+  }
+  return pccl_sb_finish(sb, out);
+}
+
+static pccl_status_t get_schedule(pccl_comm_t *comm, const call_t *c, const pccl_algo_t *algo,
+                                  const pccl_sched_t **out) {
+  pccl_sched_key_t key = {(int)c->coll, (int)algo->id, c->root, c->inplace,
+                          c->op == PCCL_AVG && infos[c->coll].reduces, c->count, c->esize};
+  *out = pccl_cache_find(&comm->cache, &key);
+  if (*out) return PCCL_OK;
+  pccl_sched_t s;
+  pccl_status_t st = generate(comm, c, algo, &s);
+  if (st != PCCL_OK) return st;
+  *out = pccl_cache_insert(&comm->cache, &key, &s);
+  return PCCL_OK;
+}
+
+static pccl_status_t ensure_tmp(pccl_comm_t *comm, size_t bytes) {
+  if (bytes <= comm->tmp_bytes) return PCCL_OK;
+  void *p = NULL;
+  if (posix_memalign(&p, 64, bytes) != 0) return PCCL_ERR_NO_MEMORY;
+  free(comm->tmp);
+  comm->tmp = p;
+  comm->tmp_bytes = bytes;
+  return PCCL_OK;
+}
+
+static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_algo_t *algo,
+                             const pccl_sched_t *s) {
+  const char *api = infos[c->coll].api;
+  pccl_status_t st = ensure_tmp(comm, s->tmp_elems * c->esize);
+  if (st != PCCL_OK)
+    return pccl__error(comm, st, api, "cannot allocate %zu bytes of scratch", s->tmp_elems * c->esize);
+  st = pccl_mpi_tp_reserve(&comm->tp, s->nsteps);
+  if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory for %u requests", s->nsteps);
+  pccl_exec_t x;
+  st = pccl_exec_init(&x, s, (void *)c->sendbuf, c->recvbuf, comm->tmp, c->esize,
+                      pccl_kernel_reduce(c->dtype, c->op), pccl_kernel_divide(c->dtype),
+                      &pccl_mpi_transport, &comm->tp);
+  if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory");
+  st = pccl_exec_run(&x);
+  if (st != PCCL_OK) {
+    const pccl_step_t *f = &s->steps[x.failed_step];
+    char mpi_msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (st == PCCL_ERR_MPI) MPI_Error_string(comm->tp.last_mpi_error, mpi_msg, &len);
+    pccl__error(comm, st, api, "algorithm %s failed at step %u of %u (peer %d): %s", algo->name,
+                x.failed_step, s->nsteps, f->arg, st == PCCL_ERR_MPI ? mpi_msg : pccl_status_string(st));
+    pccl_mpi_tp_reset(&comm->tp);
+  }
+  pccl_exec_fini(&x);
+  return st;
+}
+
+static size_t reported_bytes(const call_t *c) {
+  size_t elems = c->coll == PCCL_COLL_REDUCE_SCATTER ? c->send_elems : c->recv_elems;
+  return elems * c->esize;
+}
+
+static pccl_status_t run(pccl_comm_t *comm, call_t *c) {
+  const char *api = infos[c->coll].api;
+  if (!pccl__comm_live(comm))
+    return pccl__error(NULL, PCCL_ERR_INVALID_COMM, api,
+                       "not a live communicator (NULL, never created or already destroyed)");
+  pccl__error_clear(comm);
+  pccl_status_t st = validate(comm, c);
+  if (st != PCCL_OK || c->count == 0) return st;
+  const pccl_algo_t *algo = pccl__select(comm, c->coll, reported_bytes(c));
+  if (!algo) return pccl__error(comm, PCCL_ERR_INTERNAL, api, "no algorithm registered");
+  comm->last_algo = algo->name;
+  const pccl_sched_t *s;
+  st = get_schedule(comm, c, algo, &s);
+  if (st != PCCL_OK)
+    return pccl__error(comm, st, api, "building the %s schedule failed: %s", algo->name,
+                       pccl_status_string(st));
+  return execute(comm, c, algo, s);
+}
+
+pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                             pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_reduce_scatter(const void *sendbuf, void *recvbuf, size_t count,
+                                  pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                             pccl_op_t op, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_broadcast(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                             int root, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_BROADCAST, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .root = root};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_reduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                          pccl_op_t op, int root, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op, .root = root};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_scatter(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                           int root, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .root = root};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_gather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                          int root, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .root = root};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                            pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype};
+  return run(comm, &c);
+}

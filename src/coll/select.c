@@ -1,0 +1,35 @@
+/* select.c - the default selection rule: for each collective, rows of
+ * (largest size, algorithm) walked in order; the first row whose bound holds
+ * wins. Logarithmic-step algorithms take small sizes, where latency rules;
+ * bandwidth-optimal ones take the rest. */
+#include "select.h"
+
+#include <stdint.h>
+
+typedef struct {
+  pccl_coll_t coll;
+  size_t max_bytes;
+  pccl_algo_id_t algo;
+} rule_t;
+
+static const rule_t rules[] = {
+    {PCCL_COLL_ALLGATHER, 64 << 10, PCCL_ALGO_ALLGATHER_BRUCK},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, PCCL_ALGO_ALLGATHER_RING},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, PCCL_ALGO_REDUCE_SCATTER_RECHALV},
+    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, PCCL_ALGO_REDUCE_SCATTER_RING},
+    {PCCL_COLL_ALLREDUCE, 16 << 10, PCCL_ALGO_ALLREDUCE_RECDBL},
+    {PCCL_COLL_ALLREDUCE, 1 << 20, PCCL_ALGO_ALLREDUCE_RABENSEIFNER},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, PCCL_ALGO_ALLREDUCE_RING},
+    {PCCL_COLL_BROADCAST, SIZE_MAX, PCCL_ALGO_BROADCAST_BINOMIAL},
+    {PCCL_COLL_REDUCE, SIZE_MAX, PCCL_ALGO_REDUCE_BINOMIAL},
+    {PCCL_COLL_SCATTER, SIZE_MAX, PCCL_ALGO_SCATTER_BINOMIAL},
+    {PCCL_COLL_GATHER, SIZE_MAX, PCCL_ALGO_GATHER_BINOMIAL},
+    {PCCL_COLL_ALLTOALL, SIZE_MAX, PCCL_ALGO_ALLTOALL_PAIRWISE},
+};
+
+const pccl_algo_t *pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
+  if (comm->forced[coll]) return comm->forced[coll];
+  for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+    if (rules[i].coll == coll && bytes <= rules[i].max_bytes) return &pccl_algos[rules[i].algo];
+  return NULL;
+}

@@ -1,0 +1,268 @@
+/* comm.c - communicator creation and destruction, the registry of live
+ * communicators (so a destroyed handle is an error, not a crash), topology
+ * (nodes from MPI's shared-memory split or PCCL_RANKS_PER_NODE), and the
+ * per-communicator settings. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "config.h"
+#include "pccl_mpi.h"
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pccl_comm_t **registry;
+static size_t registry_n, registry_cap;
+static int mpi_initialized_by_pccl;
+
+int pccl__comm_live(const pccl_comm_t *comm) {
+  int live = 0;
+  if (!comm) return 0;
+  pthread_mutex_lock(&registry_lock);
+  for (size_t i = 0; i < registry_n && !live; i++) live = registry[i] == comm;
+  pthread_mutex_unlock(&registry_lock);
+  return live;
+}
+
+static int registry_add(pccl_comm_t *comm) {
+  int ok = 1;
+  pthread_mutex_lock(&registry_lock);
+  if (registry_n == registry_cap) {
+    size_t cap = registry_cap ? 2 * registry_cap : 8;
+    pccl_comm_t **r = realloc(registry, cap * sizeof(*r));
+    if (r) {
+      registry = r;
+      registry_cap = cap;
+    } else {
+      ok = 0;
+    }
+  }
+  if (ok) registry[registry_n++] = comm;
+  pthread_mutex_unlock(&registry_lock);
+  return ok;
+}
+
+static int registry_remove(pccl_comm_t *comm) {
+  int found = 0;
+  pthread_mutex_lock(&registry_lock);
+  for (size_t i = 0; i < registry_n; i++) {
+    if (registry[i] != comm) continue;
+    registry[i] = registry[--registry_n];
+    found = 1;
+    break;
+  }
+  if (registry_n == 0) {
+    free(registry);
+    registry = NULL;
+    registry_cap = 0;
+  }
+  pthread_mutex_unlock(&registry_lock);
+  return found;
+}
+
+static pccl_status_t mpi_failed(pccl_status_t st, const char *where, int rc) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) strcpy(msg, "unknown MPI error");
+  return pccl__error(NULL, st, where, "MPI failed: %s", msg);
+}
+
+/* Nodes from MPI: ranks sharing memory form a node; nodes are numbered in
+ * the order of their lowest rank. */
+static int topology_from_mpi(pccl_comm_t *c) {
+  MPI_Comm local;
+  int rc = MPI_Comm_split_type(c->mpi, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &local);
+  if (rc != MPI_SUCCESS) return rc;
+  MPI_Comm_rank(local, &c->local_rank);
+  MPI_Comm_size(local, &c->local_size);
+  int leader = c->rank;
+  rc = MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local);
+  MPI_Comm_free(&local);
+  if (rc != MPI_SUCCESS) return rc;
+  int *leaders = malloc((size_t)c->size * sizeof(int));
+  if (!leaders) return MPI_ERR_NO_MEM;
+  rc = MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, c->mpi);
+  if (rc == MPI_SUCCESS) {
+    c->node = c->nnodes = 0;
+    for (int r = 0; r < c->size; r++) {
+      if (leaders[r] != r) continue; /* count each node once, at its leader */
+      if (r < leader) c->node++;
+      c->nnodes++;
+    }
+  }
+  free(leaders);
+  return rc;
+}
+
+static void topology_fixed(pccl_comm_t *c, int per_node) {
+  c->node = c->rank / per_node;
+  c->local_rank = c->rank % per_node;
+  c->nnodes = (c->size + per_node - 1) / per_node;
+  int left = c->size - c->node * per_node;
+  c->local_size = left < per_node ? left : per_node;
+}
+
+/* Reads PCCL_ALGO and PCCL_RANKS_PER_NODE (0 in *per_node when unset). */
+static pccl_status_t read_environment(pccl_comm_t *c, long *per_node) {
+  char err[PCCL_ERROR_LEN];
+  const char *where = "pccl_comm_create";
+  *per_node = 0;
+  const char *algo = getenv("PCCL_ALGO");
+  if (algo) {
+    pccl_status_t st = pccl__parse_algo_list(algo, c->forced, err, sizeof(err));
+    if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
+  }
+  const char *rpn = getenv("PCCL_RANKS_PER_NODE");
+  if (rpn) {
+    pccl_status_t st = pccl__parse_int("PCCL_RANKS_PER_NODE", rpn, 1, 1L << 30, per_node, err,
+                                       sizeof(err));
+    if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
+  }
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
+  const char *where = "pccl_comm_create";
+  int inited = 0, finalized = 0, inter = 0;
+  if (!out) return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where, "comm is NULL");
+  *out = NULL;
+  MPI_Initialized(&inited);
+  MPI_Finalized(&finalized);
+  if (!inited || finalized)
+    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where, "MPI is not initialised");
+  if (mpi_comm == MPI_COMM_NULL)
+    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where, "the MPI communicator is MPI_COMM_NULL");
+  if (MPI_Comm_test_inter(mpi_comm, &inter) != MPI_SUCCESS || inter)
+    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where,
+                       "the MPI communicator is an inter-communicator");
+  pccl_comm_t *c = calloc(1, sizeof(*c));
+  if (!c) return pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory");
+  long per_node;
+  pccl_status_t st = read_environment(c, &per_node);
+  if (st != PCCL_OK) {
+    free(c);
+    return st;
+  }
+  int rc = MPI_Comm_dup(mpi_comm, &c->mpi);
+  if (rc != MPI_SUCCESS) {
+    free(c);
+    return mpi_failed(PCCL_ERR_MPI, where, rc);
+  }
+  MPI_Comm_set_errhandler(c->mpi, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(c->mpi, &c->rank);
+  MPI_Comm_size(c->mpi, &c->size);
+  c->tp.comm = c->mpi;
+  c->last_algo = "none";
+  if (per_node > 0)
+    topology_fixed(c, (int)per_node);
+  else if ((rc = topology_from_mpi(c)) != MPI_SUCCESS) {
+    MPI_Comm_free(&c->mpi);
+    free(c);
+    return mpi_failed(PCCL_ERR_MPI, where, rc);
+  }
+  if (!registry_add(c)) {
+    MPI_Comm_free(&c->mpi);
+    free(c);
+    return pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory");
+  }
+  *out = c;
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_comm_create_world(pccl_comm_t **out) {
+  int inited = 0;
+  if (!out)
+    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_comm_create_world", "comm is NULL");
+  MPI_Initialized(&inited);
+  if (!inited) {
+    int provided;
+    int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+    if (rc != MPI_SUCCESS) return mpi_failed(PCCL_ERR_MPI, "pccl_comm_create_world", rc);
+    mpi_initialized_by_pccl = 1;
+  }
+  return pccl_comm_create_mpi(MPI_COMM_WORLD, out);
+}
+
+pccl_status_t pccl_finalize(void) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (mpi_initialized_by_pccl && !finalized) {
+    mpi_initialized_by_pccl = 0;
+    if (MPI_Finalize() != MPI_SUCCESS)
+      return pccl__error(NULL, PCCL_ERR_MPI, "pccl_finalize", "MPI_Finalize failed");
+  }
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
+  if (!comm) return PCCL_OK;
+  if (!registry_remove(comm))
+    return pccl__error(NULL, PCCL_ERR_INVALID_COMM, "pccl_comm_destroy",
+                       "not a live communicator (NULL, never created or already destroyed)");
+  pccl_cache_clear(&comm->cache);
+  pccl_mpi_tp_fini(&comm->tp);
+  free(comm->tmp);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&comm->mpi);
+  free(comm);
+  return PCCL_OK;
+}
+
+/* Getters share their checks. */
+static pccl_status_t get_int(const pccl_comm_t *comm, int *out, const char *where, size_t field) {
+  if (!pccl__comm_live(comm))
+    return pccl__error(NULL, PCCL_ERR_INVALID_COMM, where, "not a live communicator");
+  if (!out) return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, where, "output pointer is NULL");
+  memcpy(out, (const char *)comm + field, sizeof(int));
+  return PCCL_OK;
+}
+
+#define PCCL_GETTER(fn, field) \
+  pccl_status_t fn(const pccl_comm_t *comm, int *out) { \
+    return get_int(comm, out, #fn, offsetof(pccl_comm_t, field)); \
+  }
+PCCL_GETTER(pccl_comm_rank, rank)
+PCCL_GETTER(pccl_comm_size, size)
+PCCL_GETTER(pccl_comm_node, node)
+PCCL_GETTER(pccl_comm_nnodes, nnodes)
+PCCL_GETTER(pccl_comm_local_rank, local_rank)
+PCCL_GETTER(pccl_comm_local_size, local_size)
+
+pccl_status_t pccl_comm_set_algo(pccl_comm_t *comm, pccl_coll_t coll, const char *name) {
+  const char *where = "pccl_comm_set_algo";
+  if (!pccl__comm_live(comm))
+    return pccl__error(NULL, PCCL_ERR_INVALID_COMM, where, "not a live communicator");
+  if ((unsigned)coll >= PCCL_COLL_COUNT)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, where, "unknown collective %d", (int)coll);
+  if (!name || strcmp(name, "auto") == 0) {
+    comm->forced[coll] = NULL;
+    return PCCL_OK;
+  }
+  const pccl_algo_t *a = pccl_algo_find(coll, name);
+  if (!a)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, where, "no algorithm \"%s\" for %s", name,
+                       pccl_coll_name(coll));
+  comm->forced[coll] = a;
+  return PCCL_OK;
+}
+
+const char *pccl_comm_last_algo(const pccl_comm_t *comm) {
+  return pccl__comm_live(comm) ? comm->last_algo : "none";
+}
+
+pccl_status_t pccl_algo_list(pccl_coll_t coll, const char **names, int max, int *count) {
+  const char *where = "pccl_algo_list";
+  if ((unsigned)coll >= PCCL_COLL_COUNT)
+    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where, "unknown collective %d", (int)coll);
+  if (!count || (max > 0 && !names))
+    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where, "NULL output");
+  int n = 0;
+  for (int i = 0; i < PCCL_ALGO_COUNT; i++) {
+    if (pccl_algos[i].coll != coll) continue;
+    if (n < max) names[n] = pccl_algos[i].name;
+    n++;
+  }
+  *count = n;
+  return PCCL_OK;
+}

@@ -1,0 +1,39 @@
+/* comm.h - the communicator's private state, shared by the core and coll
+ * layers. */
+#ifndef PCCL_COMM_H
+#define PCCL_COMM_H
+
+#include <mpi.h>
+
+#include "algo.h"
+#include "cache.h"
+#include "mpi_transport.h"
+#include "pccl.h"
+
+#define PCCL_ERROR_LEN 512
+
+struct pccl_comm {
+  MPI_Comm mpi; /* pccl's own duplicate, MPI_ERRORS_RETURN */
+  int rank, size;
+  int node, nnodes, local_rank, local_size;
+  const pccl_algo_t *forced[PCCL_COLL_COUNT]; /* NULL: automatic selection */
+  const char *last_algo;
+  char error[PCCL_ERROR_LEN];
+  pccl_sched_cache_t cache;
+  void *tmp; /* scratch for the schedules' TMP buffer, grown on demand */
+  size_t tmp_bytes;
+  pccl_mpi_tp_t tp;
+};
+
+/* Whether `comm` is a live communicator (created and not yet destroyed). */
+int pccl__comm_live(const pccl_comm_t *comm);
+
+/* Records an error: on the communicator when it is live, else on the calling
+ * thread. `where` names the API call. Returns `status`. */
+pccl_status_t pccl__error(const pccl_comm_t *comm, pccl_status_t status, const char *where,
+                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Clears the communicator's last error at the start of a call. */
+void pccl__error_clear(pccl_comm_t *comm);
+
+#endif /* PCCL_COMM_H */

@@ -1,0 +1,78 @@
+/* config.c - environment variable parsing; see config.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int pccl__coll_from_name(const char *name) {
+  for (int c = 0; c < PCCL_COLL_COUNT; c++)
+    if (strcmp(name, pccl_coll_name((pccl_coll_t)c)) == 0) return c;
+  if (strcmp(name, "reduce_scatter") == 0) return PCCL_COLL_REDUCE_SCATTER;
+  if (strcmp(name, "bcast") == 0) return PCCL_COLL_BROADCAST;
+  return -1;
+}
+
+pccl_status_t pccl__parse_int(const char *name, const char *text, long min, long max, long *out,
+                              char *err, size_t errlen) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (text[0] == '\0' || *end != '\0' || errno == ERANGE || v < min || v > max) {
+    snprintf(err, errlen, "%s=\"%s\" is not an integer in [%ld, %ld]", name, text, min, max);
+    return PCCL_ERR_CONFIG;
+  }
+  *out = v;
+  return PCCL_OK;
+}
+
+/* One "coll:algo" entry of PCCL_ALGO, in place (the entry is modified). */
+static pccl_status_t parse_entry(char *entry, const pccl_algo_t *forced[PCCL_COLL_COUNT],
+                                 char *err, size_t errlen) {
+  char *colon = strchr(entry, ':');
+  if (!colon) {
+    snprintf(err, errlen, "PCCL_ALGO entry \"%s\" is not of the form collective:algorithm", entry);
+    return PCCL_ERR_CONFIG;
+  }
+  *colon = '\0';
+  const char *algo = colon + 1;
+  int coll = pccl__coll_from_name(entry);
+  if (coll < 0) {
+    snprintf(err, errlen, "PCCL_ALGO names unknown collective \"%s\"", entry);
+    return PCCL_ERR_CONFIG;
+  }
+  if (strcmp(algo, "auto") == 0) {
+    forced[coll] = NULL;
+    return PCCL_OK;
+  }
+  const pccl_algo_t *a = pccl_algo_find((pccl_coll_t)coll, algo);
+  if (!a) {
+    snprintf(err, errlen, "PCCL_ALGO names unknown algorithm \"%s\" for %s", algo, entry);
+    return PCCL_ERR_CONFIG;
+  }
+  forced[coll] = a;
+  return PCCL_OK;
+}
+
+pccl_status_t pccl__parse_algo_list(const char *text, const pccl_algo_t *forced[PCCL_COLL_COUNT],
+                                    char *err, size_t errlen) {
+  char *copy = strdup(text);
+  if (!copy) return PCCL_ERR_NO_MEMORY;
+  pccl_status_t rc = PCCL_OK;
+  char *entry = copy;
+  for (;;) {
+    char *comma = strchr(entry, ',');
+    if (comma) *comma = '\0';
+    if (entry[0] == '\0') {
+      snprintf(err, errlen, "PCCL_ALGO=\"%s\" has an empty entry", text);
+      rc = PCCL_ERR_CONFIG;
+      break;
+    }
+    rc = parse_entry(entry, forced, err, errlen);
+    if (rc != PCCL_OK || !comma) break;
+    entry = comma + 1;
+  }
+  free(copy);
+  return rc;
+}

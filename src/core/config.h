@@ -1,0 +1,22 @@
+/* config.h - parsing of pccl's environment variables. Strict: a malformed
+ * value is an error with a message, never silently ignored. */
+#ifndef PCCL_CONFIG_H
+#define PCCL_CONFIG_H
+
+#include <stddef.h>
+
+#include "algo.h"
+
+/* Parses PCCL_ALGO syntax, "coll:algo[,coll:algo...]", into forced[] (entries
+ * not named stay as they were). On error writes a message into err. */
+pccl_status_t pccl__parse_algo_list(const char *text, const pccl_algo_t *forced[PCCL_COLL_COUNT],
+                                    char *err, size_t errlen);
+
+/* Parses a whole decimal integer in [min, max]. */
+pccl_status_t pccl__parse_int(const char *name, const char *text, long min, long max, long *out,
+                              char *err, size_t errlen);
+
+/* The collective called `name` (also "reduce_scatter", "bcast"), or -1. */
+int pccl__coll_from_name(const char *name);
+
+#endif /* PCCL_CONFIG_H */

@@ -1,0 +1,28 @@
+/* error.c - the last-error messages: per communicator, or per thread when a
+ * call had no valid communicator. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "comm.h"
+
+static _Thread_local char thread_error[PCCL_ERROR_LEN];
+
+const char *pccl_last_error(const pccl_comm_t *comm) {
+  return pccl__comm_live(comm) ? comm->error : thread_error;
+}
+
+pccl_status_t pccl__error(const pccl_comm_t *comm, pccl_status_t status, const char *where,
+                          const char *fmt, ...) {
+  int live = pccl__comm_live(comm);
+  char *buf = live ? ((pccl_comm_t *)comm)->error : thread_error;
+  int n = live ? snprintf(buf, PCCL_ERROR_LEN, "%s on rank %d: ", where, comm->rank)
+               : snprintf(buf, PCCL_ERROR_LEN, "%s: ", where);
+  if (n < 0 || n >= PCCL_ERROR_LEN) return status;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + n, PCCL_ERROR_LEN - (size_t)n, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+void pccl__error_clear(pccl_comm_t *comm) { comm->error[0] = '\0'; }

@@ -1,0 +1,137 @@
+/* exec.c - runs a schedule: a step starts once its dependencies finished;
+ * sends and receives go to the transport non-blocking, local steps (reduce,
+ * copy, divide) run at once on the calling thread. */
+#include "exec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *sendbuf,
+                             void *recvbuf, void *tmpbuf, size_t elem_size, pccl_reduce_fn reduce,
+                             pccl_divide_fn divide, const pccl_transport_t *tp, void *tp_ctx) {
+  memset(x, 0, sizeof(*x));
+  x->sched = sched;
+  x->buf[PCCL_BUF_SEND] = sendbuf;
+  x->buf[PCCL_BUF_RECV] = recvbuf;
+  x->buf[PCCL_BUF_TMP] = tmpbuf;
+  x->elem_size = elem_size;
+  x->reduce = reduce;
+  x->divide = divide;
+  x->tp = tp;
+  x->tp_ctx = tp_ctx;
+  size_t n = sched->nsteps ? sched->nsteps : 1;
+  x->waiting = malloc(n * sizeof(uint32_t));
+  x->ready = malloc(n * sizeof(uint32_t));
+  x->done = malloc(n * sizeof(uint32_t));
+  if (!x->waiting || !x->ready || !x->done) {
+    pccl_exec_fini(x);
+    return PCCL_ERR_NO_MEMORY;
+  }
+  for (uint32_t i = 0; i < sched->nsteps; i++) {
+    x->waiting[i] = sched->steps[i].ndeps;
+    if (x->waiting[i] == 0) x->ready[x->nready++] = i;
+  }
+  return PCCL_OK;
+}
+
+void pccl_exec_fini(pccl_exec_t *x) {
+  free(x->waiting);
+  free(x->ready);
+  free(x->done);
+  x->waiting = x->ready = x->done = NULL;
+}
+
+static char *addr(const pccl_exec_t *x, pccl_region_t r) {
+  return x->buf[r.buf] + r.off * x->elem_size;
+}
+
+static void finish(pccl_exec_t *x, uint32_t step) {
+  const pccl_sched_t *s = x->sched;
+  x->nfinished++;
+  for (size_t i = s->succ_off[step]; i < s->succ_off[step + 1]; i++)
+    if (--x->waiting[s->succ[i]] == 0) x->ready[x->nready++] = s->succ[i];
+}
+
+/* Starts one step; local steps also finish here. */
+static pccl_status_t start(pccl_exec_t *x, uint32_t id) {
+  const pccl_step_t *st = &x->sched->steps[id];
+  pccl_status_t rc = PCCL_OK;
+  switch ((pccl_step_kind_t)st->kind) {
+    case PCCL_STEP_SEND:
+      x->ninflight++;
+      return x->tp->isend(x->tp_ctx, st->arg, st->tag, addr(x, st->src),
+                          st->src.len * x->elem_size, id);
+    case PCCL_STEP_RECV:
+      x->ninflight++;
+      return x->tp->irecv(x->tp_ctx, st->arg, st->tag, addr(x, st->dst),
+                          st->dst.len * x->elem_size, id);
+    case PCCL_STEP_REDUCE:
+      x->reduce(addr(x, st->dst), addr(x, st->src), addr(x, st->src2), st->dst.len);
+      break;
+    case PCCL_STEP_COPY:
+      memmove(addr(x, st->dst), addr(x, st->src), st->dst.len * x->elem_size);
+      break;
+    case PCCL_STEP_DIVIDE:
+      x->divide(addr(x, st->dst), st->dst.len, st->arg);
+      break;
+    default:
+      rc = PCCL_ERR_INTERNAL;
+  }
+  if (rc == PCCL_OK) finish(x, id);
+  return rc;
+}
+
+static int is_message(const pccl_exec_t *x, uint32_t id) {
+  uint32_t k = x->sched->steps[id].kind;
+  return k == PCCL_STEP_SEND || k == PCCL_STEP_RECV;
+}
+
+pccl_status_t pccl_exec_advance(pccl_exec_t *x, int block, int *progressed) {
+  *progressed = 0;
+  /* Messages first, so data moves while local steps run; then one local step
+   * at a time, since each may make more messages ready. */
+  while (x->nready > 0) {
+    for (uint32_t i = 0; i < x->nready;) {
+      uint32_t id = x->ready[i];
+      if (!is_message(x, id)) {
+        i++;
+        continue;
+      }
+      x->ready[i] = x->ready[--x->nready];
+      pccl_status_t rc = start(x, id);
+      *progressed = 1;
+      if (rc != PCCL_OK) {
+        x->failed_step = id;
+        return rc;
+      }
+    }
+    if (x->nready == 0) break;
+    uint32_t id = x->ready[--x->nready];
+    pccl_status_t rc = start(x, id);
+    *progressed = 1;
+    if (rc != PCCL_OK) {
+      x->failed_step = id;
+      return rc;
+    }
+  }
+  if (x->ninflight == 0) return PCCL_OK;
+  int ndone = 0;
+  pccl_status_t rc = x->tp->poll(x->tp_ctx, block, x->done, (int)x->ninflight, &ndone);
+  if (rc != PCCL_OK) return rc;
+  for (int i = 0; i < ndone; i++) {
+    x->ninflight--;
+    finish(x, x->done[i]);
+  }
+  if (ndone > 0) *progressed = 1;
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_exec_run(pccl_exec_t *x) {
+  while (!pccl_exec_done(x)) {
+    int progressed;
+    pccl_status_t rc = pccl_exec_advance(x, 1, &progressed);
+    if (rc != PCCL_OK) return rc;
+    if (!progressed && x->ninflight == 0 && x->nready == 0) return PCCL_ERR_INTERNAL;
+  }
+  return PCCL_OK;
+}

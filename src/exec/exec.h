@@ -1,0 +1,56 @@
+/* exec.h - the executor: runs one rank's schedule over a transport, posting
+ * every step whose dependencies are complete, so independent sends, receives
+ * and local work overlap. */
+#ifndef PCCL_EXEC_H
+#define PCCL_EXEC_H
+
+#include "kernels.h"
+#include "sched.h"
+
+/* A point-to-point transport. Posted operations are named by the step index
+ * (`slot`) the executor gives them; poll reports finished slots. */
+typedef struct {
+  pccl_status_t (*isend)(void *ctx, int peer, int tag, const void *buf, size_t bytes,
+                         uint32_t slot);
+  pccl_status_t (*irecv)(void *ctx, int peer, int tag, void *buf, size_t bytes, uint32_t slot);
+  /* Writes the finished slots into done[] (room for `max`, the number in
+   * flight) and their number into *ndone; with `block` it waits until at
+   * least one has finished. */
+  pccl_status_t (*poll)(void *ctx, int block, uint32_t *done, int max, int *ndone);
+} pccl_transport_t;
+
+typedef struct {
+  const pccl_sched_t *sched;
+  char *buf[PCCL_BUF_COUNT]; /* base addresses of SEND, RECV, TMP */
+  size_t elem_size;
+  pccl_reduce_fn reduce;
+  pccl_divide_fn divide;
+  const pccl_transport_t *tp;
+  void *tp_ctx;
+
+  uint32_t *waiting; /* unfinished dependencies per step */
+  uint32_t *ready;   /* steps whose dependencies are done, not yet started */
+  uint32_t *done;    /* poll's output, room for every message in flight */
+  uint32_t nready, nfinished, ninflight;
+  uint32_t failed_step; /* the step a failure came from, for error messages */
+} pccl_exec_t;
+
+/* Prepares `x` to run `sched` (allocates its bookkeeping). */
+pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *sendbuf,
+                             void *recvbuf, void *tmpbuf, size_t elem_size, pccl_reduce_fn reduce,
+                             pccl_divide_fn divide, const pccl_transport_t *tp, void *tp_ctx);
+void pccl_exec_fini(pccl_exec_t *x);
+
+/* Starts what is ready and takes what the transport finished, once. With
+ * `block` it waits for the transport when nothing else can be done.
+ * *progressed says whether anything happened. */
+pccl_status_t pccl_exec_advance(pccl_exec_t *x, int block, int *progressed);
+
+static inline int pccl_exec_done(const pccl_exec_t *x) {
+  return x->nfinished == x->sched->nsteps;
+}
+
+/* Runs the whole schedule to completion, blocking. */
+pccl_status_t pccl_exec_run(pccl_exec_t *x);
+
+#endif /* PCCL_EXEC_H */

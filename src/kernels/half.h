@@ -1,0 +1,61 @@
+/* half.h - conversions between float32 and the 16-bit float formats
+ * (IEEE binary16 and bfloat16), rounding to nearest even. Written without
+ * branches on data where possible so the reduction loops vectorize. */
+#ifndef PCCL_HALF_H
+#define PCCL_HALF_H
+
+#include <stdint.h>
+#include <string.h>
+
+static inline uint32_t pccl_f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof(u));
+  return u;
+}
+
+static inline float pccl_bits_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof(f));
+  return f;
+}
+
+static inline float pccl_bf16_to_f32(uint16_t h) { return pccl_bits_f32((uint32_t)h << 16); }
+
+static inline uint16_t pccl_f32_to_bf16(float f) {
+  uint32_t u = pccl_f32_bits(f);
+  uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  uint32_t nan = (u >> 16) | 0x40u; /* keep sign and payload, force quiet */
+  return (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
+}
+
+static inline float pccl_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t em = h & 0x7FFFu;
+  uint32_t normal = (em << 13) + ((127u - 15u) << 23);
+  uint32_t special = (em << 13) | 0x7F800000u; /* Inf / NaN keep their payload */
+  /* Subnormals and zero: the 10-bit mantissa times 2^-24, exact in float. */
+  uint32_t sub = pccl_f32_bits((float)em * 0x1p-24f);
+  uint32_t mag = em >= 0x7C00u ? special : em >= 0x0400u ? normal : sub;
+  return pccl_bits_f32(sign | mag);
+}
+
+static inline uint16_t pccl_f32_to_f16(float f) {
+  uint32_t u = pccl_f32_bits(f);
+  uint32_t sign = (u >> 16) & 0x8000u;
+  uint32_t x = u & 0x7FFFFFFFu;
+  /* Normal range: rebias the exponent and round the 13 dropped bits. */
+  uint32_t normal = (x - ((127u - 15u) << 23) + 0xFFFu + ((x >> 13) & 1u)) >> 13;
+  /* Below 2^-14: the subnormal mantissa is x * 2^24 rounded to an integer;
+   * adding and removing 2^23 rounds to nearest even in float arithmetic.
+   * Larger inputs are clamped first so the conversion to integer is defined. */
+  float scaled = pccl_bits_f32(x < 0x38800000u ? x : 0x38800000u) * 0x1p24f;
+  uint32_t sub = (uint32_t)((scaled + 0x1p23f) - 0x1p23f);
+  uint32_t nan = 0x7E00u | ((x >> 13) & 0x3FFu);
+  uint32_t mag = x > 0x7F800000u   ? nan
+                 : x >= 0x477FF000u ? 0x7C00u /* rounds to Inf (>= 65520) */
+                 : x >= 0x38800000u ? normal
+                                    : sub;
+  return (uint16_t)(sign | mag);
+}
+
+#endif /* PCCL_HALF_H */

@@ -1,0 +1,295 @@
+/* builder.c - builds a schedule from a generator's sequential program and
+ * derives each step's dependencies from the regions it touches.
+ *
+ * Every access (step, buffer, range, read or write) is recorded per buffer. A
+ * new access scans that buffer's earlier accesses backwards: a read depends on
+ * overlapping writes, a write on overlapping reads and writes. The scan of a
+ * range stops at the first earlier write that covers it whole, since that
+ * write already depends on everything before it that touched the range. Reads
+ * of SEND need no scan unless SEND and RECV overlap: nothing else writes SEND. */
+#include "sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  size_t off, end;
+  uint32_t step;
+  uint32_t write;
+} access_t;
+
+typedef struct {
+  access_t *v;
+  size_t n, cap;
+} access_list_t;
+
+struct pccl_sb {
+  int nranks, rank;
+  size_t elem_size;
+  int aliased;
+  long long send_in_recv;
+  size_t max_msg_elems;
+  pccl_status_t status;
+
+  pccl_step_t *steps;
+  uint32_t nsteps;
+  size_t steps_cap;
+  uint32_t *deps;
+  size_t ndeps, deps_cap;
+  access_list_t acc[PCCL_BUF_COUNT];
+  int32_t *send_seq, *recv_seq; /* messages so far to / from each peer */
+  size_t tmp_elems;
+  void **scratch;
+  size_t nscratch;
+};
+
+/* Message tags stay below the 32767 every MPI guarantees. */
+#define PCCL_TAG_SPACE 32767
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 1;
+  size_t ncap = *cap ? *cap * 2 : 64;
+  while (ncap < need) ncap *= 2;
+  void *nv = realloc(*v, ncap * elem);
+  if (!nv) return 0;
+  *v = nv;
+  *cap = ncap;
+  return 1;
+}
+
+pccl_status_t pccl_sb_create(int nranks, int rank, size_t elem_size, int aliased,
+                             long long send_in_recv, size_t max_msg_bytes, pccl_sb_t **out) {
+  *out = NULL;
+  if (nranks < 1 || rank < 0 || rank >= nranks || elem_size == 0) return PCCL_ERR_INTERNAL;
+  pccl_sb_t *sb = calloc(1, sizeof(*sb));
+  if (!sb) return PCCL_ERR_NO_MEMORY;
+  sb->nranks = nranks;
+  sb->rank = rank;
+  sb->elem_size = elem_size;
+  sb->aliased = aliased;
+  sb->send_in_recv = send_in_recv;
+  sb->max_msg_elems = max_msg_bytes / elem_size ? max_msg_bytes / elem_size : 1;
+  sb->send_seq = calloc((size_t)nranks, sizeof(int32_t));
+  sb->recv_seq = calloc((size_t)nranks, sizeof(int32_t));
+  if (!sb->send_seq || !sb->recv_seq) {
+    pccl_sb_destroy(sb);
+    return PCCL_ERR_NO_MEMORY;
+  }
+  *out = sb;
+  return PCCL_OK;
+}
+
+void pccl_sb_destroy(pccl_sb_t *sb) {
+  if (!sb) return;
+  free(sb->steps);
+  free(sb->deps);
+  for (int b = 0; b < PCCL_BUF_COUNT; b++) free(sb->acc[b].v);
+  free(sb->send_seq);
+  free(sb->recv_seq);
+  for (size_t i = 0; i < sb->nscratch; i++) free(sb->scratch[i]);
+  free(sb->scratch);
+  free(sb);
+}
+
+int pccl_sb_rank(const pccl_sb_t *sb) { return sb->rank; }
+int pccl_sb_nranks(const pccl_sb_t *sb) { return sb->nranks; }
+
+size_t pccl_sb_tmp(pccl_sb_t *sb, size_t len) {
+  size_t off = sb->tmp_elems;
+  sb->tmp_elems += len;
+  return off;
+}
+
+void *pccl_sb_scratch(pccl_sb_t *sb, size_t bytes) {
+  void *p = NULL;
+  size_t cap = sb->nscratch; /* grown one at a time: few per schedule */
+  void **nv = realloc(sb->scratch, (cap + 1) * sizeof(void *));
+  if (nv) {
+    sb->scratch = nv;
+    p = calloc(1, bytes ? bytes : 1);
+    if (p) sb->scratch[sb->nscratch++] = p;
+  }
+  if (!p) sb->status = PCCL_ERR_NO_MEMORY;
+  return p;
+}
+
+/* When SEND and RECV overlap, both are tracked in the coordinates of the
+ * one that contains the other. */
+static pccl_region_t canonical(const pccl_sb_t *sb, pccl_region_t r) {
+  if (!sb->aliased) return r;
+  if (sb->send_in_recv >= 0 && r.buf == PCCL_BUF_SEND) {
+    r.buf = PCCL_BUF_RECV;
+    r.off += (size_t)sb->send_in_recv;
+  } else if (sb->send_in_recv < 0 && r.buf == PCCL_BUF_RECV) {
+    r.buf = PCCL_BUF_SEND;
+    r.off += (size_t)(-sb->send_in_recv);
+  }
+  return r;
+}
+
+static void add_dep(pccl_sb_t *sb, size_t first, uint32_t dep) {
+  for (size_t i = first; i < sb->ndeps; i++)
+    if (sb->deps[i] == dep) return;
+  if (!grow((void **)&sb->deps, &sb->deps_cap, sb->ndeps + 1, sizeof(uint32_t))) {
+    sb->status = PCCL_ERR_NO_MEMORY;
+    return;
+  }
+  sb->deps[sb->ndeps++] = dep;
+}
+
+/* Adds the dependencies of a new access, then records it. */
+static void track(pccl_sb_t *sb, size_t first_dep, uint32_t step, pccl_region_t r, int write) {
+  r = canonical(sb, r);
+  if (r.len == 0) return;
+  if (r.buf == PCCL_BUF_SEND && !write && !sb->aliased) return; /* nothing writes SEND */
+  access_list_t *l = &sb->acc[r.buf];
+  size_t off = r.off, end = r.off + r.len;
+  for (size_t i = l->n; i-- > 0;) {
+    const access_t *a = &l->v[i];
+    if (a->end <= off || a->off >= end || a->step == step) continue;
+    if (!a->write && !write) continue;
+    add_dep(sb, first_dep, a->step);
+    if (a->write && a->off <= off && a->end >= end) break;
+  }
+  if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof(access_t))) {
+    sb->status = PCCL_ERR_NO_MEMORY;
+    return;
+  }
+  l->v[l->n++] = (access_t){off, end, step, (uint32_t)write};
+}
+
+static void add_step(pccl_sb_t *sb, pccl_step_t st) {
+  if (sb->status != PCCL_OK) return;
+  if (sb->nsteps == UINT32_MAX ||
+      !grow((void **)&sb->steps, &sb->steps_cap, (size_t)sb->nsteps + 1, sizeof(pccl_step_t))) {
+    sb->status = PCCL_ERR_NO_MEMORY;
+    return;
+  }
+  uint32_t id = sb->nsteps;
+  st.dep_off = sb->ndeps;
+  /* Reads first, then the write, so a reduce onto its own input is one access pair. */
+  track(sb, st.dep_off, id, st.src, 0);
+  track(sb, st.dep_off, id, st.src2, 0);
+  if (st.kind == PCCL_STEP_DIVIDE) track(sb, st.dep_off, id, st.dst, 0);
+  track(sb, st.dep_off, id, st.dst, 1);
+  st.ndeps = (uint32_t)(sb->ndeps - st.dep_off);
+  sb->steps[sb->nsteps++] = st;
+}
+
+static pccl_step_t step_of(pccl_step_kind_t kind) {
+  pccl_step_t st;
+  memset(&st, 0, sizeof(st));
+  st.kind = (uint32_t)kind;
+  return st;
+}
+
+/* Sends and receives longer than the largest message become several. */
+static void message(pccl_sb_t *sb, pccl_step_kind_t kind, int peer, pccl_region_t r) {
+  if (peer < 0 || peer >= sb->nranks || peer == sb->rank) {
+    sb->status = PCCL_ERR_INTERNAL;
+    return;
+  }
+  int32_t *seq = kind == PCCL_STEP_SEND ? sb->send_seq : sb->recv_seq;
+  for (size_t done = 0; done < r.len; done += sb->max_msg_elems) {
+    pccl_step_t st = step_of(kind);
+    pccl_region_t piece = pccl_rg((pccl_buf_t)r.buf, r.off + done, r.len - done);
+    if (piece.len > sb->max_msg_elems) piece.len = sb->max_msg_elems;
+    st.arg = peer;
+    st.tag = seq[peer]++ % PCCL_TAG_SPACE;
+    if (kind == PCCL_STEP_SEND)
+      st.src = piece;
+    else
+      st.dst = piece;
+    add_step(sb, st);
+  }
+}
+
+void pccl_sb_send(pccl_sb_t *sb, int peer, pccl_region_t src) {
+  message(sb, PCCL_STEP_SEND, peer, src);
+}
+
+void pccl_sb_recv(pccl_sb_t *sb, int peer, pccl_region_t dst) {
+  message(sb, PCCL_STEP_RECV, peer, dst);
+}
+
+void pccl_sb_reduce(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t a, pccl_region_t b) {
+  if (dst.len == 0) return;
+  if (a.len != dst.len || b.len != dst.len) {
+    sb->status = PCCL_ERR_INTERNAL;
+    return;
+  }
+  pccl_step_t st = step_of(PCCL_STEP_REDUCE);
+  st.dst = dst;
+  st.src = a;
+  st.src2 = b;
+  add_step(sb, st);
+}
+
+void pccl_sb_copy(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t src) {
+  if (dst.len == 0) return;
+  if (src.len != dst.len) {
+    sb->status = PCCL_ERR_INTERNAL;
+    return;
+  }
+  pccl_region_t cd = canonical(sb, dst), cs = canonical(sb, src);
+  if (cd.buf == cs.buf && cd.off == cs.off) return; /* in place already */
+  pccl_step_t st = step_of(PCCL_STEP_COPY);
+  st.dst = dst;
+  st.src = src;
+  add_step(sb, st);
+}
+
+void pccl_sb_divide(pccl_sb_t *sb, pccl_region_t dst, int divisor) {
+  if (dst.len == 0 || divisor == 1) return;
+  pccl_step_t st = step_of(PCCL_STEP_DIVIDE);
+  st.dst = dst;
+  st.arg = divisor;
+  add_step(sb, st);
+}
+
+/* Builds the successor lists the executor walks when a step completes. */
+static pccl_status_t build_successors(pccl_sched_t *s) {
+  s->succ_off = calloc((size_t)s->nsteps + 1, sizeof(size_t));
+  size_t total = 0;
+  for (uint32_t i = 0; i < s->nsteps; i++) total += s->steps[i].ndeps;
+  s->succ = malloc((total ? total : 1) * sizeof(uint32_t));
+  if (!s->succ_off || !s->succ) return PCCL_ERR_NO_MEMORY;
+  for (uint32_t i = 0; i < s->nsteps; i++)
+    for (uint32_t d = 0; d < s->steps[i].ndeps; d++) s->succ_off[s->deps[s->steps[i].dep_off + d] + 1]++;
+  for (uint32_t i = 0; i < s->nsteps; i++) s->succ_off[i + 1] += s->succ_off[i];
+  size_t *fill = calloc((size_t)s->nsteps + 1, sizeof(size_t));
+  if (!fill) return PCCL_ERR_NO_MEMORY;
+  for (uint32_t i = 0; i < s->nsteps; i++)
+    for (uint32_t d = 0; d < s->steps[i].ndeps; d++) {
+      uint32_t p = s->deps[s->steps[i].dep_off + d];
+      s->succ[s->succ_off[p] + fill[p]++] = i;
+    }
+  free(fill);
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_sb_finish(pccl_sb_t *sb, pccl_sched_t *out) {
+  memset(out, 0, sizeof(*out));
+  pccl_status_t st = sb->status;
+  if (st == PCCL_OK) {
+    out->steps = sb->steps;
+    out->nsteps = sb->nsteps;
+    out->deps = sb->deps;
+    out->tmp_elems = sb->tmp_elems;
+    sb->steps = NULL;
+    sb->deps = NULL;
+    st = build_successors(out);
+    if (st != PCCL_OK) pccl_sched_free(out);
+  }
+  pccl_sb_destroy(sb);
+  return st;
+}
+
+void pccl_sched_free(pccl_sched_t *s) {
+  if (!s) return;
+  free(s->steps);
+  free(s->deps);
+  free(s->succ);
+  free(s->succ_off);
+  memset(s, 0, sizeof(*s));
+}

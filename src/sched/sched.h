@@ -1,0 +1,97 @@
+/* sched.h - the schedule: one rank's part of a collective as a list of steps
+ * (send, recv, reduce, copy, divide) over three buffers, with dependencies.
+ *
+ * Generators (src/algo/) write a rank's steps as a sequential program through
+ * the builder below; the builder derives the dependencies itself from the
+ * regions each step reads and writes (read-after-write, write-after-read,
+ * write-after-write), so independent steps may run concurrently and
+ * compositions of generators (reduce-scatter then all-gather, sub-groups) need
+ * no hand-written joins. The executor runs a schedule; the simulator will read
+ * the same structure. */
+#ifndef PCCL_SCHED_H
+#define PCCL_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pccl.h"
+
+/* Buffers a region can name. SEND and RECV are the user's; TMP is scratch the
+ * executor provides (sched->tmp_elems elements). */
+typedef enum { PCCL_BUF_SEND = 0, PCCL_BUF_RECV = 1, PCCL_BUF_TMP = 2, PCCL_BUF_COUNT } pccl_buf_t;
+
+/* A range of elements of one buffer. */
+typedef struct {
+  uint32_t buf; /* pccl_buf_t */
+  size_t off;   /* first element */
+  size_t len;   /* number of elements */
+} pccl_region_t;
+
+typedef enum {
+  PCCL_STEP_SEND = 0,   /* send src to peer */
+  PCCL_STEP_RECV = 1,   /* receive from peer into dst */
+  PCCL_STEP_REDUCE = 2, /* dst = src op src2 (dst may equal either exactly) */
+  PCCL_STEP_COPY = 3,   /* dst = src */
+  PCCL_STEP_DIVIDE = 4  /* dst = dst / arg (the AVG op's last step) */
+} pccl_step_kind_t;
+
+typedef struct {
+  uint32_t kind;  /* pccl_step_kind_t */
+  int32_t arg;    /* SEND/RECV: peer rank; DIVIDE: divisor */
+  int32_t tag;    /* SEND/RECV: message number between the two ranks */
+  uint32_t ndeps; /* steps that must complete first: deps[dep_off .. +ndeps) */
+  size_t dep_off;
+  pccl_region_t dst, src, src2;
+} pccl_step_t;
+
+typedef struct {
+  pccl_step_t *steps;
+  uint32_t nsteps;
+  uint32_t *deps;   /* dependency lists, indices of earlier steps */
+  uint32_t *succ;   /* successor lists (the reverse of deps) */
+  size_t *succ_off; /* successors of step i: succ[succ_off[i] .. succ_off[i+1]) */
+  size_t tmp_elems; /* TMP buffer the schedule needs, in elements */
+} pccl_sched_t;
+
+void pccl_sched_free(pccl_sched_t *s);
+
+/* ---- builder ---------------------------------------------------------- */
+
+typedef struct pccl_sb pccl_sb_t;
+
+/* Starts a schedule for `rank` of `nranks`. With `aliased`, SEND and RECV
+ * overlap as in the in-place layouts: SEND element i is RECV element
+ * i + send_in_recv (negative when RECV lies inside SEND), so hazards between
+ * the two are seen. Messages longer than max_msg_bytes are split. */
+pccl_status_t pccl_sb_create(int nranks, int rank, size_t elem_size, int aliased,
+                             long long send_in_recv, size_t max_msg_bytes, pccl_sb_t **sb);
+
+/* Finishes: on success moves the schedule into *out and frees the builder.
+ * Returns the first error any step ran into (out of memory, bad peer). */
+pccl_status_t pccl_sb_finish(pccl_sb_t *sb, pccl_sched_t *out);
+void pccl_sb_destroy(pccl_sb_t *sb);
+
+int pccl_sb_rank(const pccl_sb_t *sb);
+int pccl_sb_nranks(const pccl_sb_t *sb);
+
+/* Steps. Errors are sticky and reported by pccl_sb_finish. Empty regions and
+ * copies onto themselves add nothing. */
+void pccl_sb_send(pccl_sb_t *sb, int peer, pccl_region_t src);
+void pccl_sb_recv(pccl_sb_t *sb, int peer, pccl_region_t dst);
+void pccl_sb_reduce(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t a, pccl_region_t b);
+void pccl_sb_copy(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t src);
+void pccl_sb_divide(pccl_sb_t *sb, pccl_region_t dst, int divisor);
+
+/* Reserves `len` elements of TMP and returns the first one. */
+size_t pccl_sb_tmp(pccl_sb_t *sb, size_t len);
+
+/* Scratch memory that lives until the builder is finished (for a generator's
+ * own tables); NULL on failure, which also makes pccl_sb_finish fail. */
+void *pccl_sb_scratch(pccl_sb_t *sb, size_t bytes);
+
+static inline pccl_region_t pccl_rg(pccl_buf_t buf, size_t off, size_t len) {
+  pccl_region_t r = {(uint32_t)buf, off, len};
+  return r;
+}
+
+#endif /* PCCL_SCHED_H */

@@ -1,0 +1,100 @@
+/* mpi_transport.c - the executor's transport between processes: MPI_Isend /
+ * MPI_Irecv of bytes, completions gathered with MPI_Testsome / MPI_Waitsome.
+ * The communicator is pccl's own duplicate with MPI_ERRORS_RETURN, so MPI
+ * failures come back as codes. Messages are at most INT_MAX bytes (the
+ * builder splits longer ones). */
+#include "mpi_transport.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+pccl_status_t pccl_mpi_tp_reserve(pccl_mpi_tp_t *t, uint32_t n) {
+  if ((int)n <= t->cap) return PCCL_OK;
+  if (n > INT_MAX) return PCCL_ERR_NO_MEMORY;
+  MPI_Request *r = realloc(t->reqs, n * sizeof(*r));
+  if (r) t->reqs = r;
+  uint32_t *s = realloc(t->slots, n * sizeof(*s));
+  if (s) t->slots = s;
+  int *ix = realloc(t->indices, n * sizeof(*ix));
+  if (ix) t->indices = ix;
+  if (!r || !s || !ix) return PCCL_ERR_NO_MEMORY;
+  t->cap = (int)n;
+  return PCCL_OK;
+}
+
+void pccl_mpi_tp_reset(pccl_mpi_tp_t *t) {
+  for (int i = 0; i < t->nactive; i++) {
+    if (t->reqs[i] == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&t->reqs[i]);
+    MPI_Request_free(&t->reqs[i]);
+  }
+  t->nactive = 0;
+}
+
+void pccl_mpi_tp_fini(pccl_mpi_tp_t *t) {
+  pccl_mpi_tp_reset(t);
+  free(t->reqs);
+  free(t->slots);
+  free(t->indices);
+  t->reqs = NULL;
+  t->slots = NULL;
+  t->indices = NULL;
+  t->cap = 0;
+}
+
+static pccl_status_t check(pccl_mpi_tp_t *t, int rc) {
+  if (rc == MPI_SUCCESS) return PCCL_OK;
+  t->last_mpi_error = rc;
+  return PCCL_ERR_MPI;
+}
+
+static pccl_status_t post(pccl_mpi_tp_t *t, int rc, uint32_t slot) {
+  if (rc != MPI_SUCCESS) return check(t, rc);
+  t->slots[t->nactive++] = slot;
+  return PCCL_OK;
+}
+
+static pccl_status_t mpi_isend(void *ctx, int peer, int tag, const void *buf, size_t bytes,
+                               uint32_t slot) {
+  pccl_mpi_tp_t *t = ctx;
+  if (t->nactive >= t->cap || bytes > INT_MAX) return PCCL_ERR_INTERNAL;
+  int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, t->comm, &t->reqs[t->nactive]);
+  return post(t, rc, slot);
+}
+
+static pccl_status_t mpi_irecv(void *ctx, int peer, int tag, void *buf, size_t bytes,
+                               uint32_t slot) {
+  pccl_mpi_tp_t *t = ctx;
+  if (t->nactive >= t->cap || bytes > INT_MAX) return PCCL_ERR_INTERNAL;
+  int rc = MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, t->comm, &t->reqs[t->nactive]);
+  return post(t, rc, slot);
+}
+
+static pccl_status_t mpi_poll(void *ctx, int block, uint32_t *done, int max, int *ndone) {
+  pccl_mpi_tp_t *t = ctx;
+  *ndone = 0;
+  if (t->nactive == 0) return PCCL_OK;
+  int outcount = 0;
+  int rc = block ? MPI_Waitsome(t->nactive, t->reqs, &outcount, t->indices, MPI_STATUSES_IGNORE)
+                 : MPI_Testsome(t->nactive, t->reqs, &outcount, t->indices, MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) return check(t, rc);
+  if (outcount == MPI_UNDEFINED) outcount = 0;
+  if (outcount > max) return PCCL_ERR_INTERNAL; /* the executor sizes done[] for all */
+  for (int i = 0; i < outcount; i++) {
+    done[i] = t->slots[t->indices[i]];
+    t->slots[t->indices[i]] = UINT32_MAX;
+  }
+  /* Compact: keep only the requests still in flight. */
+  int w = 0;
+  for (int i = 0; i < t->nactive; i++) {
+    if (t->slots[i] == UINT32_MAX) continue;
+    t->reqs[w] = t->reqs[i];
+    t->slots[w] = t->slots[i];
+    w++;
+  }
+  t->nactive = w;
+  *ndone = outcount;
+  return PCCL_OK;
+}
+
+const pccl_transport_t pccl_mpi_transport = {mpi_isend, mpi_irecv, mpi_poll};

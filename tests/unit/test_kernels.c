@@ -1,0 +1,253 @@
+/* test_kernels.c - every reduction kernel (datatype x op) and the AVG
+ * division against scalar references written here independently: integer
+ * arithmetic through 64-bit values reduced modulo the type's width, float16
+ * through the compiler's _Float16, bfloat16 by choosing the nearer of the two
+ * neighbouring bfloat16 values. Also the 16-bit conversions over every
+ * float16 pattern and many float32 values (specials, subnormals, ties). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "half.h"
+#include "kernels.h"
+
+#ifndef __FLT16_MAX__
+#error "this test needs the compiler's _Float16 as an independent float16 reference"
+#endif
+
+static int passed, failed;
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rng(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+static void expect(int ok, const char *what, size_t i) {
+  if (ok) {
+    passed++;
+    return;
+  }
+  failed++;
+  if (failed < 20) printf("FAIL %s at %zu\n", what, i);
+}
+
+/* ---- independent references ---- */
+
+static float ref_f16_to_f32(uint16_t h) {
+  _Float16 x;
+  memcpy(&x, &h, 2);
+  return (float)x;
+}
+
+static uint16_t ref_f32_to_f16(float f) {
+  _Float16 x = (_Float16)f;
+  uint16_t h;
+  memcpy(&h, &x, 2);
+  return h;
+}
+
+static float bf_value(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* Value of a bfloat16 pattern, reading the pattern after the largest finite
+ * one (Inf) as 2^128, where an unbounded exponent would put it. */
+static double bf_position(uint16_t b) {
+  if ((b & 0x7F80) == 0x7F80) return (b & 0x8000) ? -ldexp(1.0, 128) : ldexp(1.0, 128);
+  return (double)bf_value(b);
+}
+
+static uint16_t ref_f32_to_bf16(float f) {
+  if (isnan(f)) return 0x7FC0;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  uint16_t lo = (uint16_t)(u >> 16); /* truncated toward zero */
+  if ((u & 0xFFFF) == 0 || isinf(f)) return lo;
+  uint16_t hi = (uint16_t)(lo + 1); /* next away from zero */
+  double dl = fabs((double)f - bf_position(lo)), dh = fabs(bf_position(hi) - (double)f);
+  if (dl != dh) return dl < dh ? lo : hi;
+  return (lo & 1) ? hi : lo;
+}
+
+/* MIN/MAX contract (pccl.h): the result is one of the operands; without NaN
+ * it is <= (MIN) or >= (MAX) both. Which of two equal zeros, or what a NaN
+ * gives (one of the operands or a NaN), is unspecified. */
+static int minmax_ok(int op, double x, double y, double got, int got_is_x, int got_is_y) {
+  if (isnan(x) || isnan(y)) return got_is_x || got_is_y || isnan(got); /* NaNs may be quieted */
+  if (!got_is_x && !got_is_y) return 0;
+  return op == PCCL_MIN ? got <= x && got <= y : got >= x && got >= y;
+}
+
+/* Integer reference: arithmetic in 64 bits, then reduced modulo 2^bits. */
+static uint64_t ref_int(int op, uint64_t a, uint64_t b, int bits, int is_signed) {
+  uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
+  int64_t sa = (int64_t)a, sb = (int64_t)b;
+  if (is_signed && bits < 64) {
+    sa = (int64_t)(a << (64 - bits)) >> (64 - bits);
+    sb = (int64_t)(b << (64 - bits)) >> (64 - bits);
+  }
+  uint64_t r;
+  switch (op) {
+    case PCCL_SUM: r = a + b; break;
+    case PCCL_PROD: r = a * b; break;
+    case PCCL_MIN: r = is_signed ? (uint64_t)(sa < sb ? sa : sb) : ((a & mask) < (b & mask) ? a : b); break;
+    default: r = is_signed ? (uint64_t)(sa > sb ? sa : sb) : ((a & mask) > (b & mask) ? a : b); break;
+  }
+  return r & mask;
+}
+
+/* ---- tests ---- */
+
+#define N 1037 /* odd, so vector loops have a tail */
+
+static void test_int(pccl_dtype_t dt, int bits, int is_signed) {
+  size_t es = (size_t)bits / 8;
+  unsigned char a[N * 8], b[N * 8], d[N * 8];
+  for (int op = 0; op < PCCL_AVG; op++) {
+    for (size_t i = 0; i < N * es; i++) {
+      a[i] = (unsigned char)rng();
+      b[i] = (unsigned char)rng();
+    }
+    /* Make sure sums overflow in both directions somewhere. */
+    memset(a, 0x7F, es);
+    memset(b, 0x7F, es);
+    pccl_kernel_reduce(dt, (pccl_op_t)op)(d, a, b, N);
+    char what[64];
+    snprintf(what, sizeof(what), "%s %s", pccl_dtype_name(dt), pccl_op_name((pccl_op_t)op));
+    for (size_t i = 0; i < N; i++) {
+      uint64_t x = 0, y = 0, z = 0;
+      memcpy(&x, a + i * es, es);
+      memcpy(&y, b + i * es, es);
+      memcpy(&z, d + i * es, es);
+      expect(z == ref_int(op, x, y, bits, is_signed), what, i);
+    }
+  }
+  /* AVG's division: truncating, like C. */
+  for (size_t i = 0; i < N * es; i++) a[i] = (unsigned char)rng();
+  memcpy(d, a, N * es);
+  pccl_kernel_divide(dt)(d, N, 7);
+  for (size_t i = 0; i < N; i++) {
+    uint64_t x = 0, z = 0;
+    memcpy(&x, a + i * es, es);
+    memcpy(&z, d + i * es, es);
+    uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
+    uint64_t want;
+    if (is_signed) {
+      int64_t sx = bits < 64 ? (int64_t)(x << (64 - bits)) >> (64 - bits) : (int64_t)x;
+      want = (uint64_t)(sx / 7) & mask;
+    } else {
+      want = (x / 7) & mask;
+    }
+    expect(z == want, "integer divide", i);
+  }
+}
+
+static double rand_double(void) {
+  return ((double)(int64_t)(rng() % 2000001) - 1000000.0) / 977.0;
+}
+
+static void test_float(pccl_dtype_t dt) {
+  for (int op = 0; op < PCCL_AVG; op++) {
+    if (dt == PCCL_FLOAT32) {
+      float a[N], b[N], d[N];
+      for (int i = 0; i < N; i++) a[i] = (float)rand_double(), b[i] = (float)rand_double();
+      a[0] = 0.0f, b[0] = -0.0f; /* equal zeros of both signs */
+      pccl_kernel_reduce(dt, (pccl_op_t)op)(d, a, b, N);
+      for (size_t i = 0; i < N; i++) {
+        int ok = op == PCCL_SUM    ? d[i] == a[i] + b[i]
+                 : op == PCCL_PROD ? d[i] == a[i] * b[i]
+                                   : minmax_ok(op, a[i], b[i], d[i], !memcmp(&d[i], &a[i], 4), !memcmp(&d[i], &b[i], 4));
+        expect(ok, "float32", i);
+      }
+    } else {
+      double a[N], b[N], d[N];
+      for (int i = 0; i < N; i++) a[i] = rand_double(), b[i] = rand_double();
+      a[0] = 0.0, b[0] = -0.0;
+      pccl_kernel_reduce(dt, (pccl_op_t)op)(d, a, b, N);
+      for (size_t i = 0; i < N; i++) {
+        int ok = op == PCCL_SUM    ? d[i] == a[i] + b[i]
+                 : op == PCCL_PROD ? d[i] == a[i] * b[i]
+                                   : minmax_ok(op, a[i], b[i], d[i], !memcmp(&d[i], &a[i], 8), !memcmp(&d[i], &b[i], 8));
+        expect(ok, "float64", i);
+      }
+    }
+  }
+  float f[N], g[N];
+  for (int i = 0; i < N; i++) f[i] = g[i] = (float)rand_double();
+  if (dt == PCCL_FLOAT32) {
+    pccl_kernel_divide(dt)(f, N, 3);
+    for (size_t i = 0; i < N; i++) expect(f[i] == g[i] / 3.0f, "float32 divide", i);
+  }
+}
+
+/* 16-bit floats: operands are exact in float, so the reference is the
+ * float-precision result (computed as the library must), rounded once. */
+static void test_half(pccl_dtype_t dt) {
+  uint16_t a[N], b[N], d[N];
+  for (int op = 0; op < PCCL_AVG; op++) {
+    for (int i = 0; i < N; i++) {
+      a[i] = (uint16_t)rng();
+      b[i] = (uint16_t)rng();
+    }
+    pccl_kernel_reduce(dt, (pccl_op_t)op)(d, a, b, N);
+    for (size_t i = 0; i < N; i++) {
+      float x = dt == PCCL_FLOAT16 ? ref_f16_to_f32(a[i]) : bf_value(a[i]);
+      float y = dt == PCCL_FLOAT16 ? ref_f16_to_f32(b[i]) : bf_value(b[i]);
+      float got_v = dt == PCCL_FLOAT16 ? ref_f16_to_f32(d[i]) : bf_value(d[i]);
+      int ok;
+      if (op == PCCL_MIN || op == PCCL_MAX) {
+        ok = minmax_ok(op, x, y, got_v, d[i] == a[i], d[i] == b[i]);
+      } else {
+        float r = op == PCCL_SUM ? x + y : x * y; /* exact operands: one rounding to float */
+        uint16_t want = dt == PCCL_FLOAT16 ? ref_f32_to_f16(r) : ref_f32_to_bf16(r);
+        ok = isnan(r) ? isnan(got_v) : d[i] == want; /* any NaN will do */
+      }
+      expect(ok, dt == PCCL_FLOAT16 ? "float16 reduce" : "bfloat16 reduce", i);
+    }
+  }
+}
+
+static void test_conversions(void) {
+  for (uint32_t h = 0; h < 65536; h++) {
+    float got = pccl_f16_to_f32((uint16_t)h), want = ref_f16_to_f32((uint16_t)h);
+    int ok = isnan(want) ? isnan(got) : memcmp(&got, &want, 4) == 0;
+    expect(ok, "float16 -> float32", h);
+  }
+  for (int i = 0; i < 2000000; i++) {
+    uint32_t u = (uint32_t)rng();
+    if (i % 4 == 0) u = (u & 0x8000FFFFu) | ((uint32_t)(100 + rng() % 60) << 23); /* near float16 range */
+    if (i % 4 == 1) u &= 0xFFFF0000u | 0x8000u;                                    /* exact ties */
+    float f;
+    memcpy(&f, &u, 4);
+    uint16_t want = ref_f32_to_f16(f), got = pccl_f32_to_f16(f);
+    int ok = isnan(f) ? (got & 0x7C00) == 0x7C00 && (got & 0x3FF) : got == want;
+    expect(ok, "float32 -> float16", u);
+    uint16_t bw = ref_f32_to_bf16(f), bg = pccl_f32_to_bf16(f);
+    ok = isnan(f) ? isnan(bf_value(bg)) : bg == bw;
+    expect(ok, "float32 -> bfloat16", u);
+  }
+}
+
+int main(void) {
+  test_int(PCCL_INT8, 8, 1);
+  test_int(PCCL_UINT8, 8, 0);
+  test_int(PCCL_INT32, 32, 1);
+  test_int(PCCL_UINT32, 32, 0);
+  test_int(PCCL_INT64, 64, 1);
+  test_int(PCCL_UINT64, 64, 0);
+  test_float(PCCL_FLOAT32);
+  test_float(PCCL_FLOAT64);
+  test_half(PCCL_FLOAT16);
+  test_half(PCCL_BFLOAT16);
+  test_conversions();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,196 @@
+/* test_sched.c - runs every rank's schedule of every registered algorithm in
+ * one process over the in-memory transport (no MPI), for every rank count
+ * from 1 to 64, several counts, in-place and out-of-place, every root
+ * position that matters, and with messages split into small pieces. Each
+ * result is checked against a reference computed here from the inputs. The
+ * in-memory transport is rendezvous-only, so a schedule that would deadlock
+ * under a real MPI fails here too. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo.h"
+#include "exec.h"
+#include "kernels.h"
+#include "mem_transport.h"
+
+static int passed, failed;
+
+/* Every rank's input, regenerated wherever a reference needs it. */
+static int32_t input(int rank, size_t i) {
+  return (int32_t)((uint32_t)rank * 1000003u + (uint32_t)i * 7u + 1u);
+}
+
+static int32_t sum_over_ranks(int p, size_t i) {
+  uint32_t s = 0;
+  for (int r = 0; r < p; r++) s += (uint32_t)input(r, i);
+  return (int32_t)s;
+}
+
+typedef struct {
+  int32_t *send, *recv; /* what the rank passes (may alias, may be NULL) */
+  int32_t *own_send, *own_recv; /* allocations to free */
+  size_t send_elems, recv_elems;
+  int aliased;
+  long long send_in_recv;
+} rank_bufs_t;
+
+static int blocks_in(pccl_coll_t c) {
+  return c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_SCATTER || c == PCCL_COLL_ALLTOALL;
+}
+static int blocks_out(pccl_coll_t c) {
+  return c == PCCL_COLL_ALLGATHER || c == PCCL_COLL_GATHER || c == PCCL_COLL_ALLTOALL;
+}
+static int rooted(pccl_coll_t c) {
+  return c == PCCL_COLL_BROADCAST || c == PCCL_COLL_REDUCE || c == PCCL_COLL_SCATTER ||
+         c == PCCL_COLL_GATHER;
+}
+
+/* Lays out one rank's buffers as a user would, in place or not, and fills
+ * the input. */
+static void setup(rank_bufs_t *b, pccl_coll_t coll, int p, int rank, int root, size_t c,
+                  int inplace) {
+  memset(b, 0, sizeof(*b));
+  b->send_elems = blocks_in(coll) ? c * (size_t)p : c;
+  b->recv_elems = blocks_out(coll) ? c * (size_t)p : c;
+  int uses_recv = !((coll == PCCL_COLL_REDUCE || coll == PCCL_COLL_GATHER) && rank != root);
+  int uses_send = !((coll == PCCL_COLL_BROADCAST || coll == PCCL_COLL_SCATTER) && rank != root);
+  if (rooted(coll) && rank != root) inplace = 0;
+  if (inplace) {
+    size_t owner = (size_t)(rooted(coll) ? root : rank);
+    if (b->recv_elems >= b->send_elems) {
+      b->own_recv = malloc(b->recv_elems * sizeof(int32_t));
+      b->recv = b->own_recv;
+      long long shift = blocks_out(coll) && !blocks_in(coll) ? (long long)(owner * c) : 0;
+      b->send = b->recv + shift;
+      b->send_in_recv = shift;
+    } else {
+      b->own_send = malloc(b->send_elems * sizeof(int32_t));
+      b->send = b->own_send;
+      b->recv = b->send + owner * c;
+      b->send_in_recv = -(long long)(owner * c);
+    }
+    b->aliased = 1;
+  } else {
+    if (uses_send) b->own_send = b->send = malloc(b->send_elems * sizeof(int32_t));
+    if (uses_recv) b->own_recv = b->recv = malloc(b->recv_elems * sizeof(int32_t));
+    if (b->recv)
+      for (size_t i = 0; i < b->recv_elems; i++) b->recv[i] = (int32_t)0xDEADBEEF;
+  }
+  if (b->send)
+    for (size_t i = 0; i < b->send_elems; i++) b->send[i] = input(rank, i);
+}
+
+/* Expected output element i of `rank`. */
+static int32_t expected(pccl_coll_t coll, int p, int rank, int root, size_t c, size_t i) {
+  switch (coll) {
+    case PCCL_COLL_ALLGATHER: return input((int)(i / c), i % c);
+    case PCCL_COLL_REDUCE_SCATTER: return sum_over_ranks(p, (size_t)rank * c + i);
+    case PCCL_COLL_ALLREDUCE: return sum_over_ranks(p, i);
+    case PCCL_COLL_BROADCAST: return input(root, i);
+    case PCCL_COLL_REDUCE: return sum_over_ranks(p, i);
+    case PCCL_COLL_SCATTER: return input(root, (size_t)rank * c + i);
+    case PCCL_COLL_GATHER: return input((int)(i / c), i % c);
+    case PCCL_COLL_ALLTOALL: return input((int)(i / c), (size_t)rank * c + i % c);
+    default: return 0;
+  }
+}
+
+static int check(const pccl_algo_t *al, int p, int root, size_t c, int inplace, size_t max_msg,
+                 rank_bufs_t *bufs) {
+  for (int r = 0; r < p; r++) {
+    rank_bufs_t *b = &bufs[r];
+    if (!b->recv) continue;
+    for (size_t i = 0; i < b->recv_elems; i++) {
+      int32_t want = expected(al->coll, p, r, root, c, i);
+      if (b->recv[i] == want) continue;
+      printf("FAIL %s/%s p=%d rank=%d root=%d count=%zu inplace=%d max_msg=%zu: element %zu is %d, want %d\n",
+             pccl_coll_name(al->coll), al->name, p, r, root, c, inplace, max_msg, i, b->recv[i], want);
+      return 0;
+    }
+    /* Out of place, the send buffer must be left as it was. */
+    if (!b->aliased && b->send)
+      for (size_t i = 0; i < b->send_elems; i++)
+        if (b->send[i] != input(r, i)) {
+          printf("FAIL %s/%s p=%d rank=%d count=%zu: send buffer modified at %zu\n",
+                 pccl_coll_name(al->coll), al->name, p, r, c, i);
+          return 0;
+        }
+  }
+  return 1;
+}
+
+static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inplace, size_t max_msg) {
+  pccl_sched_t *sched = calloc((size_t)p, sizeof(*sched));
+  rank_bufs_t *bufs = calloc((size_t)p, sizeof(*bufs));
+  pccl_exec_t *execs = calloc((size_t)p, sizeof(*execs));
+  int32_t **tmp = calloc((size_t)p, sizeof(*tmp));
+  pccl_mem_world_t *world = NULL;
+  int ok = pccl_mem_world_create(p, &world) == PCCL_OK;
+  for (int r = 0; ok && r < p; r++) {
+    setup(&bufs[r], al->coll, p, r, root, c, inplace);
+    pccl_sb_t *sb;
+    pccl_coll_args_t a = {al->coll, p, r, root, c, bufs[r].aliased};
+    ok = pccl_sb_create(p, r, sizeof(int32_t), bufs[r].aliased, bufs[r].send_in_recv, max_msg, &sb) == PCCL_OK;
+    if (ok && al->generate(sb, &a) != PCCL_OK) {
+      pccl_sb_destroy(sb);
+      ok = 0;
+    }
+    if (ok) ok = pccl_sb_finish(sb, &sched[r]) == PCCL_OK;
+    if (!ok) printf("FAIL %s/%s p=%d rank=%d: schedule generation\n", pccl_coll_name(al->coll), al->name, p, r);
+    if (ok) {
+      tmp[r] = malloc((sched[r].tmp_elems ? sched[r].tmp_elems : 1) * sizeof(int32_t));
+      memset(tmp[r], 0xAB, (sched[r].tmp_elems ? sched[r].tmp_elems : 1) * sizeof(int32_t));
+      ok = pccl_exec_init(&execs[r], &sched[r], bufs[r].send, bufs[r].recv, tmp[r], sizeof(int32_t),
+                          pccl_kernel_reduce(PCCL_INT32, PCCL_SUM), pccl_kernel_divide(PCCL_INT32),
+                          &pccl_mem_transport, pccl_mem_world_rank(world, r)) == PCCL_OK;
+    }
+  }
+  if (ok) {
+    pccl_status_t st = pccl_mem_run_all(execs, p);
+    if (st != PCCL_OK) {
+      printf("FAIL %s/%s p=%d root=%d count=%zu inplace=%d max_msg=%zu: %s (deadlock or size mismatch)\n",
+             pccl_coll_name(al->coll), al->name, p, root, c, inplace, max_msg, pccl_status_string(st));
+      ok = 0;
+    }
+  }
+  if (ok) ok = check(al, p, root, c, inplace, max_msg, bufs);
+  ok ? passed++ : failed++;
+  for (int r = 0; r < p; r++) {
+    pccl_exec_fini(&execs[r]);
+    pccl_sched_free(&sched[r]);
+    free(bufs[r].own_send);
+    free(bufs[r].own_recv);
+    free(tmp[r]);
+  }
+  pccl_mem_world_destroy(world);
+  free(sched);
+  free(bufs);
+  free(execs);
+  free(tmp);
+}
+
+int main(int argc, char **argv) {
+  int max_p = argc > 1 ? atoi(argv[1]) : 64;
+  const size_t counts[] = {1, 2, 3, 7, 33};
+  for (int ai = 0; ai < PCCL_ALGO_COUNT; ai++) {
+    const pccl_algo_t *al = &pccl_algos[ai];
+    int before = failed;
+    for (int p = 1; p <= max_p; p++) {
+      int roots[3] = {0, p - 1, p / 2};
+      int nroots = rooted(al->coll) ? 3 : 1;
+      for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
+        for (int inplace = 0; inplace < 2; inplace++)
+          for (int ri = 0; ri < nroots; ri++) {
+            if (ri > 0 && roots[ri] == roots[ri - 1]) continue;
+            run_case(al, p, roots[ri], counts[ci], inplace, (size_t)1 << 30);
+          }
+      /* Messages split into pieces of 3 elements. */
+      run_case(al, p, p - 1, 10, 0, 3 * sizeof(int32_t));
+    }
+    printf("%-14s %-13s %s\n", pccl_coll_name(al->coll), al->name, failed == before ? "ok" : "FAILED");
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
