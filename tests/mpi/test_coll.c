@@ -51,13 +51,19 @@ static double g_t_call, g_t_check, g_t_setup; /* seconds spent, for --timing */
 
 /* ---- reference values --------------------------------------------------- */
 
+/* K_SMALL value for hash residue v in 0..4. */
+static inline int64_t val_small(uint32_t v, pccl_dtype_t d) {
+  return (rc_is_signed_int(d) || rc_is_float(d)) ? (int64_t)v - 2 : (int64_t)v;
+}
+
+/* The logical (integer) value of element idx of rank r's input. */
 static inline int64_t val_logical(const tcase_t *c, int r, size_t idx) {
   const uint32_t h = rc_mix32((uint32_t)r, idx, c->seed);
   const pccl_dtype_t d = c->dtype;
   const int sgn = rc_is_signed_int(d) || rc_is_float(d);
   switch (c->kind) {
     case K_SMALL:
-      return sgn ? (int64_t)(h % 5u) - 2 : (int64_t)(h % 5u);
+      return val_small(h % 5u, d);
     case K_PROD: {
       const uint32_t s1 = rc_mix32(0xFFFF0001u, idx, c->seed) % (uint32_t)g_n;
       const uint32_t s2 = rc_mix32(0xFFFF0002u, idx, c->seed) % (uint32_t)g_n;
@@ -103,17 +109,117 @@ static inline int64_t val_logical(const tcase_t *c, int r, size_t idx) {
   }
 }
 
-/* Element idx of rank r's send buffer. */
-static inline void in_elem(const tcase_t *c, int r, size_t idx, unsigned char *dst) {
+/* Elements off..off+n-1 of rank r's send buffer. K_DATA: the low bytes of
+ * a hash of (rank, index, seed); other kinds: val_logical stored in the
+ * dtype, with table lookups for K_SMALL (the kind of the large counts). */
+static void fill_input(const tcase_t *c, unsigned char *dst, int r, size_t off, size_t n) {
+  const size_t es = rc_size(c->dtype);
+  const uint32_t seed = c->seed, ur = (uint32_t)r;
   if (c->kind == K_DATA) {
-    const uint64_t h = rc_mix64((uint32_t)r, idx, c->seed);
-    memcpy(dst, &h, rc_size(c->dtype)); /* little-endian: low bytes */
-    return;
+    switch (es) {
+      case 1:
+        for (size_t i = 0; i < n; i++) dst[i] = (uint8_t)rc_mix32(ur, off + i, seed);
+        return;
+      case 2:
+        for (size_t i = 0; i < n; i++) {
+          const uint16_t x = (uint16_t)rc_mix32(ur, off + i, seed);
+          memcpy(dst + 2 * i, &x, 2);
+        }
+        return;
+      case 4:
+        for (size_t i = 0; i < n; i++) {
+          const uint32_t x = rc_mix32(ur, off + i, seed);
+          memcpy(dst + 4 * i, &x, 4);
+        }
+        return;
+      default:
+        for (size_t i = 0; i < n; i++) {
+          const uint64_t x = rc_mix64(ur, off + i, seed);
+          memcpy(dst + 8 * i, &x, 8);
+        }
+        return;
+    }
   }
-  rc_store(c->dtype, dst, val_logical(c, r, idx));
+  if (c->kind == K_SMALL) {
+    /* Five possible values: encode them once. */
+    unsigned char enc[5][8];
+    for (int v = 0; v < 5; v++) rc_store(c->dtype, enc[v], val_small((uint32_t)v, c->dtype));
+    switch (es) {
+      case 1:
+        for (size_t i = 0; i < n; i++) dst[i] = enc[rc_mix32(ur, off + i, seed) % 5u][0];
+        return;
+      case 2:
+        for (size_t i = 0; i < n; i++) memcpy(dst + 2 * i, enc[rc_mix32(ur, off + i, seed) % 5u], 2);
+        return;
+      case 4:
+        for (size_t i = 0; i < n; i++) memcpy(dst + 4 * i, enc[rc_mix32(ur, off + i, seed) % 5u], 4);
+        return;
+      default:
+        for (size_t i = 0; i < n; i++) memcpy(dst + 8 * i, enc[rc_mix32(ur, off + i, seed) % 5u], 8);
+        return;
+    }
+  }
+  for (size_t i = 0; i < n; i++) rc_store(c->dtype, dst + i * es, val_logical(c, r, off + i));
 }
 
-/* Element idx of the reduction over all ranks' send buffers. */
+/* Stores the reduction result from its accumulated value: floats get the
+ * exact sum/prod/min/max (acc), AVG divides once in the type (16-bit types
+ * through float32); integers wrap to the type's width, AVG divides the
+ * wrapped sum with C integer division. */
+static inline void store_float_result(const tcase_t *c, double acc, unsigned char *dst) {
+  const pccl_dtype_t d = c->dtype;
+  const int n = g_n;
+  if (c->op != PCCL_AVG) {
+    rc_store(d, dst, (int64_t)acc); /* exact: small integers */
+    return;
+  }
+  switch (d) {
+    case PCCL_FLOAT32: {
+      volatile float s = (float)acc, nn = (float)n;
+      const float x = s / nn;
+      memcpy(dst, &x, 4);
+    } break;
+    case PCCL_FLOAT64: {
+      volatile double x = acc / (double)n;
+      const double y = x;
+      memcpy(dst, &y, 8);
+    } break;
+    case PCCL_FLOAT16: {
+      volatile float s = (float)acc, nn = (float)n;
+      const uint16_t x = rc_f32_to_f16(s / nn);
+      memcpy(dst, &x, 2);
+    } break;
+    case PCCL_BFLOAT16: {
+      volatile float s = (float)acc, nn = (float)n;
+      const uint16_t x = rc_f32_to_bf16(s / nn);
+      memcpy(dst, &x, 2);
+    } break;
+    default: break;
+  }
+}
+
+static inline void store_int_result(const tcase_t *c, uint64_t acc, unsigned char *dst) {
+  const pccl_dtype_t d = c->dtype;
+  const unsigned bits = (unsigned)(8 * rc_size(d));
+  const uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
+  uint64_t t = acc & mask;
+  if (c->op == PCCL_AVG) {
+    if (rc_is_signed_int(d)) {
+      int64_t s;
+      if (bits < 64 && ((t >> (bits - 1)) & 1u))
+        s = -(int64_t)((~t & mask) + 1); /* sign-extend */
+      else
+        s = (int64_t)t;
+      s = s / (int64_t)g_n; /* C integer division */
+      t = (uint64_t)s;
+    } else {
+      t = t / (uint64_t)g_n;
+    }
+  }
+  rc_store(d, dst, (int64_t)t);
+}
+
+/* Element idx of the reduction over all ranks' send buffers (generic path). */
 static void red_elem(const tcase_t *c, size_t idx, unsigned char *dst) {
   const pccl_dtype_t d = c->dtype;
   const int op = c->op, n = g_n;
@@ -129,33 +235,7 @@ static void red_elem(const tcase_t *c, size_t idx, unsigned char *dst) {
         case PCCL_MAX: acc = v > acc ? v : acc; break;
       }
     }
-    if (op == PCCL_AVG) {
-      switch (d) {
-        case PCCL_FLOAT32: {
-          volatile float s = (float)acc, nn = (float)n;
-          float x = s / nn;
-          memcpy(dst, &x, 4);
-        } break;
-        case PCCL_FLOAT64: {
-          volatile double x = acc / (double)n;
-          double y = x;
-          memcpy(dst, &y, 8);
-        } break;
-        case PCCL_FLOAT16: {
-          volatile float s = (float)acc, nn = (float)n;
-          uint16_t x = rc_f32_to_f16(s / nn);
-          memcpy(dst, &x, 2);
-        } break;
-        case PCCL_BFLOAT16: {
-          volatile float s = (float)acc, nn = (float)n;
-          uint16_t x = rc_f32_to_bf16(s / nn);
-          memcpy(dst, &x, 2);
-        } break;
-        default: break;
-      }
-    } else {
-      rc_store(d, dst, (int64_t)acc);
-    }
+    store_float_result(c, acc, dst);
     return;
   }
   /* Integers: wrap like unsigned arithmetic of the same width. */
@@ -177,21 +257,48 @@ static void red_elem(const tcase_t *c, size_t idx, unsigned char *dst) {
         break;
     }
   }
-  uint64_t t = acc & mask;
-  if (op == PCCL_AVG) {
-    if (sgn) {
-      int64_t s;
-      if (bits < 64 && (t >> (bits - 1)) & 1u)
-        s = -(int64_t)((~t & mask) + 1); /* sign-extend */
-      else
-        s = (int64_t)t;
-      s = s / (int64_t)n; /* C integer division */
-      t = (uint64_t)s;
-    } else {
-      t = t / (uint64_t)n;
+  store_int_result(c, acc, dst);
+}
+
+#define CHUNK 4096
+
+/* Reduction of elements off..off+n-1 (n <= CHUNK). For small-integer
+ * inputs with sum/min/max/avg the exact result fits an int32 accumulator;
+ * everything else goes element by element. */
+static void red_chunk(const tcase_t *c, size_t off, size_t n, unsigned char *dst) {
+  const size_t es = rc_size(c->dtype);
+  if (c->kind != K_SMALL || c->op == PCCL_PROD) {
+    for (size_t i = 0; i < n; i++) red_elem(c, off + i, dst + i * es);
+    return;
+  }
+  static int32_t acc[CHUNK];
+  const int32_t bias = (rc_is_signed_int(c->dtype) || rc_is_float(c->dtype)) ? 2 : 0;
+  const uint32_t seed = c->seed;
+  for (size_t i = 0; i < n; i++) acc[i] = (int32_t)(rc_mix32(0, off + i, seed) % 5u) - bias;
+  for (int q = 1; q < g_n; q++) {
+    const uint32_t uq = (uint32_t)q;
+    switch (c->op) {
+      case PCCL_MIN:
+        for (size_t i = 0; i < n; i++) {
+          const int32_t v = (int32_t)(rc_mix32(uq, off + i, seed) % 5u) - bias;
+          acc[i] = v < acc[i] ? v : acc[i];
+        }
+        break;
+      case PCCL_MAX:
+        for (size_t i = 0; i < n; i++) {
+          const int32_t v = (int32_t)(rc_mix32(uq, off + i, seed) % 5u) - bias;
+          acc[i] = v > acc[i] ? v : acc[i];
+        }
+        break;
+      default: /* sum, avg */
+        for (size_t i = 0; i < n; i++) acc[i] += (int32_t)(rc_mix32(uq, off + i, seed) % 5u) - bias;
+        break;
     }
   }
-  rc_store(d, dst, (int64_t)t);
+  if (rc_is_float(c->dtype))
+    for (size_t i = 0; i < n; i++) store_float_result(c, (double)acc[i], dst + i * es);
+  else
+    for (size_t i = 0; i < n; i++) store_int_result(c, (uint64_t)(int64_t)acc[i], dst + i * es);
 }
 
 /* ---- expected regions and checks ---------------------------------------- */
@@ -210,6 +317,7 @@ typedef struct {
   int a;
   size_t off;
   const char *what;
+  int cacheable; /* the same expected region recurs in the next variant */
 } chk_t;
 
 static void describe(const tcase_t *c, char *buf, size_t len) {
@@ -218,10 +326,10 @@ static void describe(const tcase_t *c, char *buf, size_t len) {
     snprintf(root, sizeof root, "%d", c->root);
   else
     snprintf(root, sizeof root, "-");
+  const char *la = pccl_comm_last_algo(g_comm);
   snprintf(buf, len,
            "rank %d coll %s algo %s dtype %s op %s count %zu inplace %d root %s (inputs %s, seed %u, nranks %d)",
-           g_rank, rc_coll_names[c->coll],
-           g_algo ? g_algo : pccl_comm_last_algo(g_comm) ? pccl_comm_last_algo(g_comm) : "(null)",
+           g_rank, rc_coll_names[c->coll], g_algo ? g_algo : la ? la : "(null)",
            rc_dtype_names[c->dtype], c->op >= 0 ? rc_op_names[c->op] : "-", c->count, c->inplace,
            root, kind_names[c->kind], (unsigned)c->seed, g_n);
 }
@@ -248,24 +356,28 @@ static void report_elem(const tcase_t *c, const char *what, size_t idx, const un
   report_msg(c, msg);
 }
 
-#define CHUNK 4096
-static unsigned char g_tmp[CHUNK * 8];
+static _Alignas(64) unsigned char g_tmp[CHUNK * 8];
 
+/* Expected elements start..start+n-1 of a checked region. */
 static void gen_expected(const tcase_t *c, const chk_t *k, size_t start, size_t n,
                          unsigned char *dst, unsigned char sentinel) {
   const size_t es = rc_size(c->dtype);
   switch (k->m) {
     case M_FIXED:
-      for (size_t i = 0; i < n; i++) in_elem(c, k->a, k->off + start + i, dst + i * es);
+      fill_input(c, dst, k->a, k->off + start, n);
       break;
     case M_BLOCKS:
-      for (size_t i = 0; i < n; i++) {
-        const size_t e = start + i;
-        in_elem(c, (int)(e / c->count), k->off + e % c->count, dst + i * es);
+      for (size_t i = 0; i < n;) { /* one run per source rank */
+        const size_t e = start + i, q = e / c->count, j = e % c->count;
+        size_t len = c->count - j;
+        if (len > n - i) len = n - i;
+        fill_input(c, dst + i * es, (int)q, k->off + j, len);
+        i += len;
       }
       break;
     case M_RED:
-      for (size_t i = 0; i < n; i++) red_elem(c, k->off + start + i, dst + i * es);
+      for (size_t i = 0; i < n; i += CHUNK)
+        red_chunk(c, k->off + start + i, n - i < CHUNK ? n - i : CHUNK, dst + i * es);
       break;
     case M_SENT:
       memset(dst, sentinel, n * es);
@@ -273,26 +385,67 @@ static void gen_expected(const tcase_t *c, const chk_t *k, size_t start, size_t 
   }
 }
 
-static int run_check(const tcase_t *c, const chk_t *k, unsigned char sentinel) {
+/* One-entry cache of a large expected region, reused by the in-place and
+ * out-of-place variants of a case (and by every root of a reduce). */
+static struct {
+  int valid;
+  tcase_t key;
+  map_t m;
+  int a;
+  size_t off, nelem;
+  unsigned char *buf;
+  size_t cap;
+} g_cache;
+#define CACHE_MIN_BYTES 65536
+
+static int cache_match(const tcase_t *c, const chk_t *k) {
+  return g_cache.valid && g_cache.key.coll == c->coll && g_cache.key.dtype == c->dtype &&
+         g_cache.key.op == c->op && g_cache.key.count == c->count &&
+         g_cache.key.kind == c->kind && g_cache.key.seed == c->seed && g_cache.m == k->m &&
+         g_cache.a == k->a && g_cache.off == k->off && g_cache.nelem == k->nelem;
+}
+
+static int compare_region(const tcase_t *c, const chk_t *k, const unsigned char *exp, size_t s,
+                          size_t n) {
   const size_t es = rc_size(c->dtype);
+  const unsigned char *got = k->p + s * es;
+  if (memcmp(exp, got, n * es) == 0) return 1;
+  for (size_t i = 0; i < n; i++)
+    if (memcmp(exp + i * es, got + i * es, es) != 0) {
+      report_elem(c, k->what, s + i, exp + i * es, got + i * es);
+      break;
+    }
+  return 0;
+}
+
+static int run_check(const tcase_t *c, const chk_t *k, unsigned char sentinel) {
+  const size_t es = rc_size(c->dtype), bytes = k->nelem * es;
+  if (k->cacheable && k->m != M_SENT && bytes >= CACHE_MIN_BYTES) {
+    if (!cache_match(c, k)) {
+      g_cache.valid = 0;
+      if (g_cache.cap < bytes) {
+        free(g_cache.buf);
+        g_cache.buf = (unsigned char *)malloc(bytes);
+        g_cache.cap = g_cache.buf ? bytes : 0;
+      }
+      if (g_cache.buf) {
+        gen_expected(c, k, 0, k->nelem, g_cache.buf, sentinel);
+        g_cache.valid = 1;
+        g_cache.key = *c;
+        g_cache.m = k->m;
+        g_cache.a = k->a;
+        g_cache.off = k->off;
+        g_cache.nelem = k->nelem;
+      }
+    }
+    if (g_cache.valid) return compare_region(c, k, g_cache.buf, 0, k->nelem);
+  }
   for (size_t s = 0; s < k->nelem; s += CHUNK) {
     const size_t n = k->nelem - s < CHUNK ? k->nelem - s : CHUNK;
     gen_expected(c, k, s, n, g_tmp, sentinel);
-    const unsigned char *got = k->p + s * es;
-    if (memcmp(g_tmp, got, n * es) != 0) {
-      for (size_t i = 0; i < n; i++)
-        if (memcmp(g_tmp + i * es, got + i * es, es) != 0) {
-          report_elem(c, k->what, s + i, g_tmp + i * es, got + i * es);
-          return 0;
-        }
-    }
+    if (!compare_region(c, k, g_tmp, s, n)) return 0;
   }
   return 1;
-}
-
-static void fill_input(const tcase_t *c, unsigned char *p, int r, size_t off, size_t nelem) {
-  const size_t es = rc_size(c->dtype);
-  for (size_t i = 0; i < nelem; i++) in_elem(c, r, off + i, p + i * es);
 }
 
 static int algo_known(const char *name) {

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# setup.sh - installs what building and testing pccl needs, when missing:
+# a C compiler, make, CMake, pkg-config and an MPI (Open MPI by default;
+# PCCL_MPI=mpich picks MPICH). Uses Debian/Ubuntu packages via apt-get when
+# run as root; otherwise says what to install.
+set -euo pipefail
+
+mpi=${PCCL_MPI:-openmpi}
+case "$mpi" in
+  openmpi) mpi_pkgs="openmpi-bin libopenmpi-dev"; mpi_cc=mpicc.openmpi ;;
+  mpich) mpi_pkgs="mpich libmpich-dev"; mpi_cc=mpicc.mpich ;;
+  *) echo "setup.sh: PCCL_MPI must be openmpi or mpich, not '$mpi'" >&2; exit 2 ;;
+esac
+
+missing=()
+command -v cc >/dev/null 2>&1 || missing+=(gcc)
+command -v make >/dev/null 2>&1 || missing+=(make)
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+command -v "$mpi_cc" >/dev/null 2>&1 || missing+=($mpi_pkgs)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup.sh: missing: ${missing[*]}" >&2
+  echo "Install them, e.g.: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "setup.sh: missing ${missing[*]} and no apt-get here; install them with your package manager" >&2
+  exit 1
+fi
+echo "setup.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >/dev/null
