@@ -165,7 +165,7 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_algo
   pccl_exec_t x;
   st = pccl_exec_init(&x, s, (void *)c->sendbuf, c->recvbuf, comm->tmp, c->esize,
                       pccl_kernel_reduce(c->dtype, c->op), pccl_kernel_divide(c->dtype),
-                      &pccl_mpi_transport, &comm->tp);
+                      &pccl_mpi_transport, &comm->tp, &comm->exec_ws);
   if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory");
   st = pccl_exec_run(&x);
   if (st != PCCL_OK) {
@@ -177,7 +177,6 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_algo
                 x.failed_step, s->nsteps, f->arg, st == PCCL_ERR_MPI ? mpi_msg : pccl_status_string(st));
     pccl_mpi_tp_reset(&comm->tp);
   }
-  pccl_exec_fini(&x);
   return st;
 }
 

@@ -201,6 +201,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
                        "not a live communicator (NULL, never created or already destroyed)");
   pccl_cache_clear(&comm->cache);
   pccl_mpi_tp_fini(&comm->tp);
+  pccl_exec_ws_free(&comm->exec_ws);
   free(comm->tmp);
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -23,6 +23,7 @@ struct pccl_comm {
   void *tmp; /* scratch for the schedules' TMP buffer, grown on demand */
   size_t tmp_bytes;
   pccl_mpi_tp_t tp;
+  pccl_exec_ws_t exec_ws;
 };
 
 /* Whether `comm` is a live communicator (created and not yet destroyed). */

@@ -6,9 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+void pccl_exec_ws_free(pccl_exec_ws_t *ws) {
+  free(ws->mem);
+  ws->mem = NULL;
+  ws->cap = 0;
+}
+
 pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *sendbuf,
                              void *recvbuf, void *tmpbuf, size_t elem_size, pccl_reduce_fn reduce,
-                             pccl_divide_fn divide, const pccl_transport_t *tp, void *tp_ctx) {
+                             pccl_divide_fn divide, const pccl_transport_t *tp, void *tp_ctx,
+                             pccl_exec_ws_t *ws) {
   memset(x, 0, sizeof(*x));
   x->sched = sched;
   x->buf[PCCL_BUF_SEND] = sendbuf;
@@ -19,26 +26,21 @@ pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *se
   x->divide = divide;
   x->tp = tp;
   x->tp_ctx = tp_ctx;
-  size_t n = sched->nsteps ? sched->nsteps : 1;
-  x->waiting = malloc(n * sizeof(uint32_t));
-  x->ready = malloc(n * sizeof(uint32_t));
-  x->done = malloc(n * sizeof(uint32_t));
-  if (!x->waiting || !x->ready || !x->done) {
-    pccl_exec_fini(x);
-    return PCCL_ERR_NO_MEMORY;
+  size_t need = 3 * (size_t)(sched->nsteps ? sched->nsteps : 1);
+  if (need > ws->cap) {
+    uint32_t *mem = realloc(ws->mem, need * sizeof(uint32_t));
+    if (!mem) return PCCL_ERR_NO_MEMORY;
+    ws->mem = mem;
+    ws->cap = need;
   }
+  x->waiting = ws->mem;
+  x->ready = x->waiting + need / 3;
+  x->done = x->ready + need / 3;
   for (uint32_t i = 0; i < sched->nsteps; i++) {
     x->waiting[i] = sched->steps[i].ndeps;
     if (x->waiting[i] == 0) x->ready[x->nready++] = i;
   }
   return PCCL_OK;
-}
-
-void pccl_exec_fini(pccl_exec_t *x) {
-  free(x->waiting);
-  free(x->ready);
-  free(x->done);
-  x->waiting = x->ready = x->done = NULL;
 }
 
 static char *addr(const pccl_exec_t *x, pccl_region_t r) {

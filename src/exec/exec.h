@@ -19,6 +19,15 @@ typedef struct {
   pccl_status_t (*poll)(void *ctx, int block, uint32_t *done, int max, int *ndone);
 } pccl_transport_t;
 
+/* Memory for the executor's bookkeeping, kept between calls (one per
+ * communicator) so a collective allocates nothing once it has run before. */
+typedef struct {
+  uint32_t *mem;
+  size_t cap; /* in uint32_t */
+} pccl_exec_ws_t;
+
+void pccl_exec_ws_free(pccl_exec_ws_t *ws);
+
 typedef struct {
   const pccl_sched_t *sched;
   char *buf[PCCL_BUF_COUNT]; /* base addresses of SEND, RECV, TMP */
@@ -35,11 +44,11 @@ typedef struct {
   uint32_t failed_step; /* the step a failure came from, for error messages */
 } pccl_exec_t;
 
-/* Prepares `x` to run `sched` (allocates its bookkeeping). */
+/* Prepares `x` to run `sched`, its bookkeeping in `ws` (grown if needed). */
 pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *sendbuf,
                              void *recvbuf, void *tmpbuf, size_t elem_size, pccl_reduce_fn reduce,
-                             pccl_divide_fn divide, const pccl_transport_t *tp, void *tp_ctx);
-void pccl_exec_fini(pccl_exec_t *x);
+                             pccl_divide_fn divide, const pccl_transport_t *tp, void *tp_ctx,
+                             pccl_exec_ws_t *ws);
 
 /* Starts what is ready and takes what the transport finished, once. With
  * `block` it waits for the transport when nothing else can be done.

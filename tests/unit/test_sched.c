@@ -126,6 +126,7 @@ static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inpla
   rank_bufs_t *bufs = calloc((size_t)p, sizeof(*bufs));
   pccl_exec_t *execs = calloc((size_t)p, sizeof(*execs));
   int32_t **tmp = calloc((size_t)p, sizeof(*tmp));
+  pccl_exec_ws_t *ws = calloc((size_t)p, sizeof(*ws));
   pccl_mem_world_t *world = NULL;
   int ok = pccl_mem_world_create(p, &world) == PCCL_OK;
   for (int r = 0; ok && r < p; r++) {
@@ -144,7 +145,7 @@ static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inpla
       memset(tmp[r], 0xAB, (sched[r].tmp_elems ? sched[r].tmp_elems : 1) * sizeof(int32_t));
       ok = pccl_exec_init(&execs[r], &sched[r], bufs[r].send, bufs[r].recv, tmp[r], sizeof(int32_t),
                           pccl_kernel_reduce(PCCL_INT32, PCCL_SUM), pccl_kernel_divide(PCCL_INT32),
-                          &pccl_mem_transport, pccl_mem_world_rank(world, r)) == PCCL_OK;
+                          &pccl_mem_transport, pccl_mem_world_rank(world, r), &ws[r]) == PCCL_OK;
     }
   }
   if (ok) {
@@ -158,7 +159,7 @@ static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inpla
   if (ok) ok = check(al, p, root, c, inplace, max_msg, bufs);
   ok ? passed++ : failed++;
   for (int r = 0; r < p; r++) {
-    pccl_exec_fini(&execs[r]);
+    pccl_exec_ws_free(&ws[r]);
     pccl_sched_free(&sched[r]);
     free(bufs[r].own_send);
     free(bufs[r].own_recv);
@@ -169,6 +170,7 @@ static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inpla
   free(bufs);
   free(execs);
   free(tmp);
+  free(ws);
 }
 
 int main(int argc, char **argv) {

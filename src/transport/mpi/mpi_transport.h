@@ -11,6 +11,7 @@ typedef struct {
   MPI_Request *reqs; /* active requests, compacted after each poll */
   uint32_t *slots;   /* the step each request belongs to */
   int *indices;
+  MPI_Status *statuses;
   int nactive, cap;
   int last_mpi_error; /* MPI error code of the last failure, for messages */
 } pccl_mpi_tp_t;
