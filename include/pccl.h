@@ -47,7 +47,7 @@ typedef enum {
   PCCL_ERR_INVALID_ARGUMENT = 1, /* NULL/misaligned/overlapping buffer, bad root, ... */
   PCCL_ERR_INVALID_DTYPE = 2,    /* unknown datatype */
   PCCL_ERR_INVALID_OP = 3,       /* unknown reduction operation */
-  PCCL_ERR_OVERFLOW = 4,         /* a byte count does not fit in size_t */
+  PCCL_ERR_OVERFLOW = 4,         /* count x nranks x element size > PTRDIFF_MAX */
   PCCL_ERR_NO_MEMORY = 5,        /* an allocation failed */
   PCCL_ERR_MPI = 6,              /* the MPI library returned an error */
   PCCL_ERR_INVALID_COMM = 7,     /* NULL or already destroyed communicator */
@@ -170,7 +170,7 @@ PCCL_API pccl_status_t pccl_algo_list(pccl_coll_t coll, const char **names, int 
 /* Each returns PCCL_OK; PCCL_ERR_INVALID_COMM; PCCL_ERR_INVALID_ARGUMENT
  * (NULL buffer with count > 0, misaligned or overlapping buffers, root out of
  * range); PCCL_ERR_INVALID_DTYPE; PCCL_ERR_INVALID_OP; PCCL_ERR_OVERFLOW
- * (byte count too large); PCCL_ERR_NO_MEMORY; PCCL_ERR_MPI.
+ * (count x nranks x element size exceeds PTRDIFF_MAX); PCCL_ERR_NO_MEMORY; PCCL_ERR_MPI.
  * A call that fails validation writes nothing to recvbuf. count == 0 is a
  * no-op that returns PCCL_OK. */
 

@@ -97,8 +97,12 @@ static pccl_status_t validate(pccl_comm_t *comm, call_t *c) {
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "root %d is not a rank of 0..%d",
                        c->root, comm->size - 1);
   size_t p = (size_t)comm->size;
-  if (c->count > SIZE_MAX / p / c->esize)
-    return pccl__error(comm, PCCL_ERR_OVERFLOW, api, "count %zu of %s on %zu ranks overflows size_t",
+  /* One limit for every collective: count x nranks x element size must be a
+   * valid object size (PTRDIFF_MAX), so no byte offset or pointer difference
+   * inside pccl can overflow. */
+  if (c->count > (size_t)PTRDIFF_MAX / p / c->esize)
+    return pccl__error(comm, PCCL_ERR_OVERFLOW, api,
+                       "count %zu of %s on %zu ranks exceeds PTRDIFF_MAX bytes",
                        c->count, pccl_dtype_name(c->dtype), p);
   c->send_elems = info->send_blocks ? c->count * p : c->count;
   c->recv_elems = info->recv_blocks ? c->count * p : c->count;

@@ -102,18 +102,19 @@ static void topology_fixed(pccl_comm_t *c, int per_node) {
   c->local_size = left < per_node ? left : per_node;
 }
 
-/* Reads PCCL_ALGO and PCCL_RANKS_PER_NODE (0 in *per_node when unset). */
+/* Reads PCCL_ALGO and PCCL_RANKS_PER_NODE (0 in *per_node when unset).
+ * An empty variable counts as unset, as shells and CTest clear them that way. */
 static pccl_status_t read_environment(pccl_comm_t *c, long *per_node) {
   char err[PCCL_ERROR_LEN];
   const char *where = "pccl_comm_create";
   *per_node = 0;
   const char *algo = getenv("PCCL_ALGO");
-  if (algo) {
+  if (algo && algo[0]) {
     pccl_status_t st = pccl__parse_algo_list(algo, c->forced, err, sizeof(err));
     if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
   }
   const char *rpn = getenv("PCCL_RANKS_PER_NODE");
-  if (rpn) {
+  if (rpn && rpn[0]) {
     pccl_status_t st = pccl__parse_int("PCCL_RANKS_PER_NODE", rpn, 1, 1L << 30, per_node, err,
                                        sizeof(err));
     if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);

@@ -6,7 +6,7 @@
  *              call with count > 0 reports it through pccl_comm_last_algo
  *   --quick    skip the 2^20+3 element cases
  *   --max-report K  print details of up to K failures per rank (default 1)
- *   --timing   print (stderr) the time spent filling buffers, in pccl and checking
+ *   --timing   print (stderr) the CPU time spent filling buffers, in pccl and checking
  *
  * Every rank regenerates every rank's deterministic input and computes the
  * expected result with its own scalar code (refcheck.h); the output is
@@ -16,7 +16,12 @@
  * subset of dtypes/ops. Rank 0 prints "N passed, M failed" at the end; the
  * exit status is 0 only when every case passed on every rank.
  */
+#define _DEFAULT_SOURCE /* clock_gettime, madvise */
 #include <mpi.h>
+#include <time.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "pccl_mpi.h"
 #include "refcheck.h"
@@ -47,7 +52,27 @@ static const char *g_algo; /* forced algorithm or NULL */
 static const char *g_algos[64];
 static int g_nalgos;
 static long g_reported, g_max_report = 1;
-static double g_t_call, g_t_check, g_t_setup; /* seconds spent, for --timing */
+static double g_t_call, g_t_check, g_t_setup; /* CPU seconds spent, for --timing */
+
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Large, long-lived buffers. First touches of 4 KiB pages are slow on some
+ * virtual machines (more than the collectives themselves), so buffers of
+ * 2 MiB and more ask for transparent huge pages where Linux offers them. */
+static void *big_alloc(size_t bytes) {
+  const size_t huge = (size_t)2 << 20;
+  if (bytes < huge) return aligned_alloc(64, (bytes + 63) / 64 * 64);
+  bytes = (bytes + huge - 1) / huge * huge;
+  void *p = aligned_alloc(huge, bytes);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (p) (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return p;
+}
 
 /* ---- reference values --------------------------------------------------- */
 
@@ -317,7 +342,6 @@ typedef struct {
   int a;
   size_t off;
   const char *what;
-  int cacheable; /* the same expected region recurs in the next variant */
 } chk_t;
 
 static void describe(const tcase_t *c, char *buf, size_t len) {
@@ -385,24 +409,57 @@ static void gen_expected(const tcase_t *c, const chk_t *k, size_t start, size_t 
   }
 }
 
-/* One-entry cache of a large expected region, reused by the in-place and
- * out-of-place variants of a case (and by every root of a reduce). */
-static struct {
+/* A small cache of large expected reductions, reused by the in-place and
+ * out-of-place variants of a case (and by every root of a reduce): the
+ * variants of one case share their inputs (same seed). */
+typedef struct {
   int valid;
+  unsigned long stamp;
   tcase_t key;
   map_t m;
   int a;
   size_t off, nelem;
   unsigned char *buf;
   size_t cap;
-} g_cache;
+} cache_t;
+static cache_t g_cache[2];
+static unsigned long g_stamp;
 #define CACHE_MIN_BYTES 65536
 
-static int cache_match(const tcase_t *c, const chk_t *k) {
-  return g_cache.valid && g_cache.key.coll == c->coll && g_cache.key.dtype == c->dtype &&
-         g_cache.key.op == c->op && g_cache.key.count == c->count &&
-         g_cache.key.kind == c->kind && g_cache.key.seed == c->seed && g_cache.m == k->m &&
-         g_cache.a == k->a && g_cache.off == k->off && g_cache.nelem == k->nelem;
+static int cache_match(const cache_t *e, const tcase_t *c, const chk_t *k) {
+  return e->valid && e->key.coll == c->coll && e->key.dtype == c->dtype && e->key.op == c->op &&
+         e->key.count == c->count && e->key.kind == c->kind && e->key.seed == c->seed &&
+         e->m == k->m && e->a == k->a && e->off == k->off && e->nelem == k->nelem;
+}
+
+/* The cached expected bytes of region k, computing them if needed; NULL
+ * when the cache cannot hold them. */
+static const unsigned char *cache_get(const tcase_t *c, const chk_t *k, unsigned char sentinel) {
+  const size_t bytes = k->nelem * rc_size(c->dtype);
+  cache_t *victim = &g_cache[0];
+  for (int i = 0; i < 2; i++) {
+    if (cache_match(&g_cache[i], c, k)) {
+      g_cache[i].stamp = ++g_stamp;
+      return g_cache[i].buf;
+    }
+    if (g_cache[i].stamp < victim->stamp) victim = &g_cache[i];
+  }
+  victim->valid = 0;
+  if (victim->cap < bytes) {
+    free(victim->buf);
+    victim->buf = (unsigned char *)big_alloc(bytes);
+    victim->cap = victim->buf ? bytes : 0;
+    if (!victim->buf) return NULL;
+  }
+  gen_expected(c, k, 0, k->nelem, victim->buf, sentinel);
+  victim->valid = 1;
+  victim->stamp = ++g_stamp;
+  victim->key = *c;
+  victim->m = k->m;
+  victim->a = k->a;
+  victim->off = k->off;
+  victim->nelem = k->nelem;
+  return victim->buf;
 }
 
 static int compare_region(const tcase_t *c, const chk_t *k, const unsigned char *exp, size_t s,
@@ -419,26 +476,10 @@ static int compare_region(const tcase_t *c, const chk_t *k, const unsigned char 
 }
 
 static int run_check(const tcase_t *c, const chk_t *k, unsigned char sentinel) {
-  const size_t es = rc_size(c->dtype), bytes = k->nelem * es;
-  if (k->cacheable && k->m != M_SENT && bytes >= CACHE_MIN_BYTES) {
-    if (!cache_match(c, k)) {
-      g_cache.valid = 0;
-      if (g_cache.cap < bytes) {
-        free(g_cache.buf);
-        g_cache.buf = (unsigned char *)malloc(bytes);
-        g_cache.cap = g_cache.buf ? bytes : 0;
-      }
-      if (g_cache.buf) {
-        gen_expected(c, k, 0, k->nelem, g_cache.buf, sentinel);
-        g_cache.valid = 1;
-        g_cache.key = *c;
-        g_cache.m = k->m;
-        g_cache.a = k->a;
-        g_cache.off = k->off;
-        g_cache.nelem = k->nelem;
-      }
-    }
-    if (g_cache.valid) return compare_region(c, k, g_cache.buf, 0, k->nelem);
+  const size_t bytes = k->nelem * rc_size(c->dtype);
+  if (k->m == M_RED && bytes >= CACHE_MIN_BYTES) { /* n inputs per element: worth keeping */
+    const unsigned char *exp = cache_get(c, k, sentinel);
+    if (exp) return compare_region(c, k, exp, 0, k->nelem);
   }
   for (size_t s = 0; s < k->nelem; s += CHUNK) {
     const size_t n = k->nelem - s < CHUNK ? k->nelem - s : CHUNK;
@@ -456,13 +497,38 @@ static int algo_known(const char *name) {
 
 /* ---- one case ------------------------------------------------------------ */
 
+/* Two buffers kept across cases (fresh pages for every large case would
+ * cost more than the collectives): slot 0 send or in-place, slot 1 receive.
+ * Guards and contents are re-filled with the sentinel for every case. */
+static struct {
+  unsigned char *mem;
+  size_t cap;
+} g_pool[2];
+
+static int pool_buf(int slot, rc_buf_t *b, size_t bytes, unsigned char sentinel) {
+  const size_t total = (bytes + 63) / 64 * 64 + 2 * RC_GUARD;
+  if (g_pool[slot].cap < total) {
+    free(g_pool[slot].mem);
+    g_pool[slot].mem = (unsigned char *)big_alloc(total);
+    g_pool[slot].cap = g_pool[slot].mem ? total : 0;
+    if (!g_pool[slot].mem) return 0;
+  }
+  b->base = g_pool[slot].mem;
+  b->data = b->base + RC_GUARD;
+  b->bytes = bytes;
+  b->total = total;
+  b->sentinel = sentinel;
+  memset(b->base, sentinel, total);
+  return 1;
+}
+
 /* Runs one case on this rank; returns 1 when everything checked here passed. */
 static int run_case(const tcase_t *c) {
-  const double ts = MPI_Wtime();
+  const double ts = cpu_now();
   const pccl_dtype_t d = c->dtype;
   const size_t es = rc_size(d), cnt = c->count, n = (size_t)g_n, r = (size_t)g_rank;
   const int root = c->root, is_root = g_rank == root;
-  const unsigned char sent = (c->seed & 1u) ? 0xA5 : 0x5C;
+  const unsigned char sent = ((c->seed + (uint32_t)c->inplace + (uint32_t)c->root) & 1u) ? 0xA5 : 0x5C;
   rc_buf_t A = {0}, B = {0};
   int haveB = 0;
   const void *sp = NULL;
@@ -482,13 +548,13 @@ static int run_case(const tcase_t *c) {
     default: break;
   }
 
-#define ALLOC(buf, elems)                                           \
-  do {                                                              \
-    if (!rc_buf_alloc(&(buf), (elems) * es, sent)) {                \
-      report_msg(c, "test could not allocate its buffers");         \
-      ok = 0;                                                       \
-      goto out;                                                     \
-    }                                                               \
+#define ALLOC(buf, elems)                                     \
+  do {                                                        \
+    if (!pool_buf((&(buf) == &B), &(buf), (elems) * es, sent)) { \
+      report_msg(c, "test could not allocate its buffers");   \
+      ok = 0;                                                 \
+      goto out;                                               \
+    }                                                         \
   } while (0)
 #define CHECK(P, NE, M, AA, OFF, WHAT) \
   do {                                 \
@@ -608,7 +674,7 @@ static int run_case(const tcase_t *c) {
     }
   }
 
-  const double t0 = MPI_Wtime();
+  const double t0 = cpu_now();
   g_t_setup += t0 - ts;
   pccl_status_t st = PCCL_ERR_INTERNAL;
   const pccl_op_t op = (pccl_op_t)c->op;
@@ -623,7 +689,7 @@ static int run_case(const tcase_t *c) {
     case PCCL_COLL_ALLTOALL: st = pccl_alltoall(sp, rp, cnt, d, g_comm); break;
     default: break;
   }
-  const double t1 = MPI_Wtime();
+  const double t1 = cpu_now();
   g_t_call += t1 - t0;
   if (st != PCCL_OK) {
     const char *le = pccl_last_error(g_comm);
@@ -651,7 +717,7 @@ static int run_case(const tcase_t *c) {
   }
   for (int i = 0; i < nchk; i++)
     if (!run_check(c, &chk[i], sent)) ok = 0;
-  g_t_check += MPI_Wtime() - t1;
+  g_t_check += cpu_now() - t1;
   {
     long long where = 0;
     if (!rc_buf_guards_ok(&A, &where) || (haveB && !rc_buf_guards_ok(&B, &where))) {
@@ -662,8 +728,6 @@ static int run_case(const tcase_t *c) {
     }
   }
 out:
-  if (A.base) rc_buf_free(&A);
-  if (B.base) rc_buf_free(&B);
   return ok;
 #undef ALLOC
 #undef CHECK
@@ -697,16 +761,35 @@ static void run_variants(pccl_coll_t coll, pccl_dtype_t dtype, int op, size_t co
   } else {
     roots[nroots++] = -1;
   }
+  const uint32_t seed = g_seed++; /* variants share inputs (see cache_get) */
   for (int ri = 0; ri < nroots; ri++)
     for (int inplace = 0; inplace < 2; inplace++) {
-      tcase_t c = {coll, dtype, op, count, inplace, roots[ri], kind, g_seed++};
+      tcase_t c = {coll, dtype, op, count, inplace, roots[ri], kind, seed};
       record(run_case(&c));
     }
 }
 
 static void run_matrix(pccl_coll_t coll, int quick) {
   const size_t counts[] = {0, 1, 7, 1000};
+  const size_t big = ((size_t)1 << 20) + 3;
   const int red = rc_is_reduction(coll);
+  {
+    /* Size the buffer pool for the largest case at once: growing it step
+     * by step would touch fresh pages again and again. */
+    const size_t maxc = quick ? 1000 : big, n = (size_t)g_n;
+    size_t se = maxc, re = maxc;
+    switch (coll) {
+      case PCCL_COLL_ALLGATHER:
+      case PCCL_COLL_GATHER: re = n * maxc; break;
+      case PCCL_COLL_REDUCE_SCATTER:
+      case PCCL_COLL_SCATTER: se = n * maxc; break;
+      case PCCL_COLL_ALLTOALL: se = re = n * maxc; break;
+      default: break;
+    }
+    rc_buf_t tmp;
+    if (!pool_buf(0, &tmp, 8 * (se > re ? se : re), 0) || !pool_buf(1, &tmp, 8 * re, 0))
+      fprintf(stderr, "rank %d: could not reserve the test buffers\n", g_rank);
+  }
   for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
     for (int d = 0; d < PCCL_DTYPE_COUNT; d++) {
       if (!red) {
@@ -727,7 +810,6 @@ static void run_matrix(pccl_coll_t coll, int quick) {
     }
   }
   if (!quick) {
-    const size_t big = ((size_t)1 << 20) + 3;
     if (red) {
       const pccl_dtype_t sums[] = {PCCL_INT8, PCCL_INT32, PCCL_FLOAT32, PCCL_FLOAT64,
                                    PCCL_BFLOAT16};
@@ -735,8 +817,8 @@ static void run_matrix(pccl_coll_t coll, int quick) {
         run_variants(coll, sums[i], PCCL_SUM, big, K_SMALL);
       run_variants(coll, PCCL_FLOAT32, PCCL_MAX, big, K_SMALL);
     } else {
-      const pccl_dtype_t dts[] = {PCCL_INT8, PCCL_INT32, PCCL_FLOAT32, PCCL_FLOAT64,
-                                  PCCL_BFLOAT16};
+      /* data movement depends on the element size only: 1, 2, 4, 8 bytes */
+      const pccl_dtype_t dts[] = {PCCL_INT8, PCCL_BFLOAT16, PCCL_FLOAT32, PCCL_FLOAT64};
       for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++)
         run_variants(coll, dts[i], -1, big, K_DATA);
     }
@@ -862,7 +944,7 @@ int main(int argc, char **argv) {
     double t[3] = {g_t_setup, g_t_call, g_t_check}, tmax[3];
     MPI_Reduce(t, tmax, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (g_rank == 0)
-      fprintf(stderr, "timing (max over ranks): setup %.3f s, pccl calls %.3f s, checks %.3f s\n",
+      fprintf(stderr, "CPU time (max over ranks): setup %.3f s, pccl calls %.3f s, checks %.3f s\n",
               tmax[0], tmax[1], tmax[2]);
   }
   if (g_rank == 0) {

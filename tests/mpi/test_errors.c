@@ -1,0 +1,309 @@
+/* test_errors.c - bad input gets a clear error, never a crash or a write.
+ *
+ * For every collective: NULL and misaligned buffers, unknown datatype and op,
+ * roots out of range, byte counts that overflow, overlapping buffers that are
+ * not the in-place layout, NULL and destroyed communicators. Each call must
+ * return the documented status, leave a last-error message that names the
+ * call and the rank, and leave the receive buffer untouched. Then malformed
+ * PCCL_ALGO / PCCL_RANKS_PER_NODE values and unknown algorithm names, and a
+ * check that the communicator still computes correct results afterwards.
+ * Rank 0 prints "N passed, M failed".
+ */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pccl_mpi.h"
+
+#define SENTINEL 0xA5
+#define NELEM 64 /* elements per rank block in the test buffers */
+
+static int g_rank, g_size;
+static long g_pass, g_fail;
+
+static void expect(int cond, const char *what) {
+  if (cond) {
+    g_pass++;
+  } else {
+    g_fail++;
+    fprintf(stderr, "rank %d: FAILED: %s\n", g_rank, what);
+  }
+}
+
+/* One entry point for all eight collectives, so cases can loop over them. */
+static pccl_status_t call(pccl_coll_t coll, const void *s, void *r, size_t n, pccl_dtype_t d,
+                          pccl_op_t op, int root, pccl_comm_t *c) {
+  switch (coll) {
+    case PCCL_COLL_ALLGATHER: return pccl_allgather(s, r, n, d, c);
+    case PCCL_COLL_REDUCE_SCATTER: return pccl_reduce_scatter(s, r, n, d, op, c);
+    case PCCL_COLL_ALLREDUCE: return pccl_allreduce(s, r, n, d, op, c);
+    case PCCL_COLL_BROADCAST: return pccl_broadcast(s, r, n, d, root, c);
+    case PCCL_COLL_REDUCE: return pccl_reduce(s, r, n, d, op, root, c);
+    case PCCL_COLL_SCATTER: return pccl_scatter(s, r, n, d, root, c);
+    case PCCL_COLL_GATHER: return pccl_gather(s, r, n, d, root, c);
+    case PCCL_COLL_ALLTOALL: return pccl_alltoall(s, r, n, d, c);
+    default: return PCCL_ERR_INTERNAL;
+  }
+}
+
+static int is_reduction(pccl_coll_t c) {
+  return c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_ALLREDUCE || c == PCCL_COLL_REDUCE;
+}
+static int is_rooted(pccl_coll_t c) {
+  return c == PCCL_COLL_BROADCAST || c == PCCL_COLL_REDUCE || c == PCCL_COLL_SCATTER ||
+         c == PCCL_COLL_GATHER;
+}
+
+/* Buffers big enough for every collective at NELEM elements per block, with
+ * slack so a misaligned pointer stays inside. */
+static unsigned char *g_send, *g_recv;
+static size_t g_bytes;
+
+static int recv_untouched(void) {
+  for (size_t i = 0; i < g_bytes; i++)
+    if (g_recv[i] != SENTINEL) return 0;
+  return 1;
+}
+
+/* Runs one call that must fail with `want`; checks status, message, buffer. */
+static void bad_call(pccl_coll_t coll, const void *s, void *r, size_t n, pccl_dtype_t d,
+                     pccl_op_t op, int root, pccl_comm_t *comm, pccl_status_t want,
+                     const char *label) {
+  memset(g_recv, SENTINEL, g_bytes);
+  pccl_status_t st = call(coll, s, r, n, d, op, root, comm);
+  char what[256];
+  snprintf(what, sizeof what, "%s %s: status %d (%s), expected %d (%s)", pccl_coll_name(coll),
+           label, (int)st, pccl_status_string(st), (int)want, pccl_status_string(want));
+  expect(st == want, what);
+  const char *msg = pccl_last_error(comm);
+  snprintf(what, sizeof what, "%s %s: last error \"%s\" names neither the call nor the rank",
+           pccl_coll_name(coll), label, msg);
+  /* Calls on a live communicator name the rank; the others name the call. */
+  const int live = want != PCCL_ERR_INVALID_COMM;
+  char rank_text[32];
+  snprintf(rank_text, sizeof rank_text, "rank %d", g_rank);
+  expect(strstr(msg, "pccl_") != NULL && (!live || strstr(msg, rank_text) != NULL), what);
+  snprintf(what, sizeof what, "%s %s: wrote to recvbuf", pccl_coll_name(coll), label);
+  expect(recv_untouched(), what);
+}
+
+static void argument_errors(pccl_comm_t *comm) {
+  const int p = g_size;
+  for (int ci = 0; ci < PCCL_COLL_COUNT; ci++) {
+    const pccl_coll_t c = (pccl_coll_t)ci;
+    const pccl_op_t op = PCCL_SUM;
+    const int root = 0;
+    const int red = is_reduction(c), rooted = is_rooted(c);
+    float *s = (float *)g_send, *r = (float *)g_recv;
+
+    /* NULL buffers where the rank reads or writes them. For rooted calls
+     * only the root reads sendbuf (broadcast, scatter) or writes recvbuf
+     * (reduce, gather), so test the side every rank uses. */
+    if (c != PCCL_COLL_BROADCAST && c != PCCL_COLL_SCATTER)
+      bad_call(c, NULL, r, NELEM, PCCL_FLOAT32, op, root, comm, PCCL_ERR_INVALID_ARGUMENT,
+               "NULL sendbuf");
+    else if (g_rank == root)
+      bad_call(c, NULL, r, NELEM, PCCL_FLOAT32, op, root, comm, PCCL_ERR_INVALID_ARGUMENT,
+               "NULL sendbuf at root");
+    if (c != PCCL_COLL_REDUCE && c != PCCL_COLL_GATHER) {
+      memset(g_recv, SENTINEL, g_bytes);
+      pccl_status_t st = call(c, s, NULL, NELEM, PCCL_FLOAT32, op, root, comm);
+      char what[128];
+      snprintf(what, sizeof what, "%s NULL recvbuf: status %d", pccl_coll_name(c), (int)st);
+      expect(st == PCCL_ERR_INVALID_ARGUMENT, what);
+    }
+
+    /* Misaligned: a float32 sendbuf one byte off, on the ranks that read it
+     * (a rank that ignores sendbuf would go on and wait for the others). */
+    if ((c != PCCL_COLL_BROADCAST && c != PCCL_COLL_SCATTER) || g_rank == root)
+      bad_call(c, (unsigned char *)s + 1, r, NELEM, PCCL_FLOAT32, op, root, comm,
+               PCCL_ERR_INVALID_ARGUMENT, "misaligned sendbuf");
+
+    /* Unknown datatypes and ops. */
+    const pccl_dtype_t bad_dtypes[] = {PCCL_DTYPE_COUNT, (pccl_dtype_t)-1, (pccl_dtype_t)1000};
+    for (size_t i = 0; i < sizeof bad_dtypes / sizeof bad_dtypes[0]; i++)
+      bad_call(c, s, r, NELEM, bad_dtypes[i], op, root, comm, PCCL_ERR_INVALID_DTYPE,
+               "unknown dtype");
+    if (red) {
+      const pccl_op_t bad_ops[] = {PCCL_OP_COUNT, (pccl_op_t)-1, (pccl_op_t)77};
+      for (size_t i = 0; i < sizeof bad_ops / sizeof bad_ops[0]; i++)
+        bad_call(c, s, r, NELEM, PCCL_FLOAT32, bad_ops[i], root, comm, PCCL_ERR_INVALID_OP,
+                 "unknown op");
+    }
+    if (rooted) {
+      bad_call(c, s, r, NELEM, PCCL_FLOAT32, op, -1, comm, PCCL_ERR_INVALID_ARGUMENT, "root -1");
+      bad_call(c, s, r, NELEM, PCCL_FLOAT32, op, p, comm, PCCL_ERR_INVALID_ARGUMENT,
+               "root = nranks");
+    }
+
+    /* Byte counts that do not fit in size_t (the buffers are never reached). */
+    bad_call(c, s, r, SIZE_MAX / 4, PCCL_FLOAT64, op, root, comm, PCCL_ERR_OVERFLOW,
+             "count SIZE_MAX/4 of float64");
+    bad_call(c, s, r, SIZE_MAX, PCCL_INT8, op, root, comm, PCCL_ERR_OVERFLOW,
+             "count SIZE_MAX of int8");
+    bad_call(c, s, r, (size_t)PTRDIFF_MAX / (size_t)p + 1, PCCL_INT8, op, root, comm,
+             PCCL_ERR_OVERFLOW, "more than PTRDIFF_MAX bytes in all");
+
+    /* Overlap that is not the in-place layout: recvbuf one element past
+     * sendbuf (reached by every rank for the unrooted collectives). */
+    if (!rooted)
+      bad_call(c, g_recv + sizeof(float), r, NELEM, PCCL_FLOAT32, op, root, comm,
+               PCCL_ERR_INVALID_ARGUMENT, "overlapping buffers");
+  }
+}
+
+static void comm_errors(void) {
+  float x[4] = {1, 2, 3, 4};
+  /* NULL communicator. */
+  for (int ci = 0; ci < PCCL_COLL_COUNT; ci++)
+    bad_call((pccl_coll_t)ci, x, g_recv, 1, PCCL_FLOAT32, PCCL_SUM, 0, NULL,
+             PCCL_ERR_INVALID_COMM, "NULL comm");
+
+  /* Destroyed communicator: every call, the getters and a second destroy. */
+  pccl_comm_t *dead = NULL;
+  expect(pccl_comm_create_mpi(MPI_COMM_WORLD, &dead) == PCCL_OK, "create for destroy test");
+  expect(pccl_comm_destroy(dead) == PCCL_OK, "destroy");
+  for (int ci = 0; ci < PCCL_COLL_COUNT; ci++)
+    bad_call((pccl_coll_t)ci, x, g_recv, 1, PCCL_FLOAT32, PCCL_SUM, 0, dead,
+             PCCL_ERR_INVALID_COMM, "destroyed comm");
+  int v = -7;
+  expect(pccl_comm_rank(dead, &v) == PCCL_ERR_INVALID_COMM && v == -7, "rank of destroyed comm");
+  expect(pccl_comm_destroy(dead) == PCCL_ERR_INVALID_COMM, "second destroy");
+  expect(pccl_comm_destroy(NULL) == PCCL_OK, "destroy(NULL)");
+  expect(pccl_comm_create_mpi(MPI_COMM_WORLD, NULL) == PCCL_ERR_INVALID_ARGUMENT,
+         "create with NULL out");
+  expect(pccl_comm_create_mpi(MPI_COMM_NULL, &dead) != PCCL_OK && dead == NULL,
+         "create from MPI_COMM_NULL");
+}
+
+static void getter_errors(pccl_comm_t *comm) {
+  pccl_status_t (*getters[])(const pccl_comm_t *, int *) = {
+      pccl_comm_rank,  pccl_comm_size,       pccl_comm_node,
+      pccl_comm_nnodes, pccl_comm_local_rank, pccl_comm_local_size};
+  for (size_t i = 0; i < sizeof getters / sizeof getters[0]; i++)
+    expect(getters[i](comm, NULL) == PCCL_ERR_INVALID_ARGUMENT, "getter with NULL out");
+  int rank = -1, size = -1;
+  expect(pccl_comm_rank(comm, &rank) == PCCL_OK && rank == g_rank, "rank matches MPI");
+  expect(pccl_comm_size(comm, &size) == PCCL_OK && size == g_size, "size matches MPI");
+}
+
+static void algo_errors(pccl_comm_t *comm) {
+  expect(pccl_comm_set_algo(comm, PCCL_COLL_ALLGATHER, "no-such-algo") ==
+             PCCL_ERR_INVALID_ARGUMENT,
+         "set_algo unknown name");
+  expect(strstr(pccl_last_error(comm), "no-such-algo") != NULL, "set_algo error names the algo");
+  expect(pccl_comm_set_algo(comm, (pccl_coll_t)99, "ring") == PCCL_ERR_INVALID_ARGUMENT,
+         "set_algo unknown collective");
+  expect(pccl_comm_set_algo(comm, PCCL_COLL_ALLGATHER, "rechalv") == PCCL_ERR_INVALID_ARGUMENT,
+         "set_algo algorithm of another collective");
+  expect(pccl_comm_set_algo(comm, PCCL_COLL_ALLGATHER, NULL) == PCCL_OK, "set_algo NULL");
+  int total = -1;
+  const char *names[8];
+  expect(pccl_algo_list((pccl_coll_t)-1, names, 8, &total) == PCCL_ERR_INVALID_ARGUMENT,
+         "algo_list unknown collective");
+  expect(pccl_algo_list(PCCL_COLL_ALLGATHER, names, 8, NULL) == PCCL_ERR_INVALID_ARGUMENT,
+         "algo_list NULL count");
+}
+
+/* Each malformed environment makes creation fail with PCCL_ERR_CONFIG and a
+ * message that quotes the offending text; a valid one creates fine. */
+static void env_errors(void) {
+  static const struct {
+    const char *var, *value, *quoted;
+  } bad[] = {
+      {"PCCL_ALGO", "allgather:no-such-algo", "no-such-algo"},
+      {"PCCL_ALGO", "no-such-coll:ring", "no-such-coll"},
+      {"PCCL_ALGO", "allgather", "allgather"},
+      {"PCCL_ALGO", "allgather:ring,,allreduce:ring", "empty entry"},
+      {"PCCL_ALGO", "allgather:rechalv", "rechalv"},
+      {"PCCL_RANKS_PER_NODE", "abc", "abc"},
+      {"PCCL_RANKS_PER_NODE", "0", "\"0\""},
+      {"PCCL_RANKS_PER_NODE", "-3", "-3"},
+      {"PCCL_RANKS_PER_NODE", "4x", "4x"},
+      {"PCCL_RANKS_PER_NODE", "99999999999999999999999", "99999999999999999999999"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv(bad[i].var, bad[i].value, 1);
+    pccl_comm_t *c = (pccl_comm_t *)&g_pass; /* must be reset to NULL */
+    pccl_status_t st = pccl_comm_create_mpi(MPI_COMM_WORLD, &c);
+    char what[256];
+    snprintf(what, sizeof what, "%s=\"%s\": status %d, comm %p, message \"%s\"", bad[i].var,
+             bad[i].value, (int)st, (void *)c, pccl_last_error(NULL));
+    expect(st == PCCL_ERR_CONFIG && c == NULL && strstr(pccl_last_error(NULL), bad[i].quoted),
+           what);
+    if (st == PCCL_OK) pccl_comm_destroy(c);
+    unsetenv(bad[i].var);
+  }
+  setenv("PCCL_ALGO", "allgather:bruck,reduce_scatter:ring,allreduce:auto", 1);
+  pccl_comm_t *c = NULL;
+  expect(pccl_comm_create_mpi(MPI_COMM_WORLD, &c) == PCCL_OK, "valid PCCL_ALGO accepted");
+  if (c) {
+    float in = 1.0f, out[64];
+    expect(pccl_allgather(&in, out, 1, PCCL_FLOAT32, c) == PCCL_OK, "forced allgather runs");
+    expect(strcmp(pccl_comm_last_algo(c), "bruck") == 0, "PCCL_ALGO forces bruck");
+    pccl_comm_destroy(c);
+  }
+  unsetenv("PCCL_ALGO");
+}
+
+/* After all the rejected calls the communicator still gives right answers. */
+static void still_works(pccl_comm_t *comm) {
+  int32_t *in = (int32_t *)g_send, *out = (int32_t *)g_recv;
+  for (int i = 0; i < NELEM; i++) in[i] = g_rank * 1000 + i;
+  expect(pccl_allreduce(in, out, NELEM, PCCL_INT32, PCCL_SUM, comm) == PCCL_OK,
+         "allreduce after errors");
+  int ok = 1;
+  const int32_t ranksum = g_size * (g_size - 1) / 2;
+  for (int i = 0; i < NELEM; i++) ok &= out[i] == ranksum * 1000 + g_size * i;
+  expect(ok, "allreduce after errors gives the sum");
+  /* count 0 with NULL buffers is a no-op. */
+  for (int ci = 0; ci < PCCL_COLL_COUNT; ci++)
+    expect(call((pccl_coll_t)ci, NULL, NULL, 0, PCCL_FLOAT32, PCCL_SUM, 0, comm) == PCCL_OK,
+           "count 0 with NULL buffers");
+}
+
+static void status_strings(void) {
+  for (int s = 0; s <= PCCL_ERR_INTERNAL; s++)
+    for (int t = 0; t < s; t++)
+      expect(strcmp(pccl_status_string((pccl_status_t)s), pccl_status_string((pccl_status_t)t)),
+             "status strings are distinct");
+  expect(pccl_status_string((pccl_status_t)12345) != NULL, "unknown status has a string");
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  g_bytes = (size_t)g_size * NELEM * 8 + 64;
+  g_send = (unsigned char *)aligned_alloc(64, (g_bytes + 63) / 64 * 64);
+  g_recv = (unsigned char *)aligned_alloc(64, (g_bytes + 63) / 64 * 64);
+  memset(g_send, 0, g_bytes);
+
+  pccl_comm_t *comm = NULL;
+  pccl_status_t st = pccl_comm_create_mpi(MPI_COMM_WORLD, &comm);
+  expect(st == PCCL_OK, "create");
+  if (st == PCCL_OK) {
+    argument_errors(comm);
+    getter_errors(comm);
+    algo_errors(comm);
+    still_works(comm);
+    pccl_comm_destroy(comm);
+  }
+  comm_errors();
+  env_errors();
+  status_strings();
+
+  long counts[2] = {g_pass, g_fail}, total[2];
+  MPI_Reduce(counts, total, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (g_rank == 0) printf("%ld passed, %ld failed\n", total[0], total[1]);
+  free(g_send);
+  free(g_recv);
+  int any = g_fail > 0, all = 0;
+  MPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return all ? 1 : 0;
+}

@@ -1,0 +1,63 @@
+/* bench.h - private declarations shared by pccl-bench's files: the state of a
+ * run (bench_t), one collective at one size (bench_case_t), and what
+ * collectives.c provides: error aborts, the properties of each collective
+ * (element counts, nccl-tests' size and bus bandwidth conventions) and the
+ * calls of a collective through pccl and through MPI. */
+#ifndef PCCL_BENCH_BENCH_H
+#define PCCL_BENCH_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "options.h"
+#include "pccl.h"
+
+typedef struct {
+  options_t opts;
+  pccl_comm_t *comm;
+  int rank, nranks, nnodes;
+  size_t buffer_bytes;       /* size of each buffer below */
+  void *send, *recv;         /* pccl's buffers */
+  void *mpi_send, *mpi_recv; /* MPI's, so the check sees only pccl's output */
+  FILE *csv;                 /* rank 0 with --csv only */
+  bool any_check_failed;
+} bench_t;
+
+/* One collective at one size. */
+typedef struct {
+  pccl_coll_t coll;
+  const char *forced_algo; /* NULL: automatic selection */
+  size_t count;            /* the count argument pccl and MPI get */
+} bench_case_t;
+
+/* ---- collectives.c ------------------------------------------------------ */
+
+/* Unless `status` is PCCL_OK, reports `what` failed and aborts the job. */
+void abort_on_pccl_error(const pccl_comm_t *comm, pccl_status_t status, const char *what);
+
+bool is_reduction(pccl_coll_t coll);
+bool is_rooted(pccl_coll_t coll);
+
+/* Reported bytes are this many times count*elemsize (nccl-tests' sizes). */
+size_t size_multiplier(pccl_coll_t coll, int nranks);
+
+/* nccl-tests' factor from algorithm bandwidth to bus bandwidth. */
+double bus_factor(pccl_coll_t coll, int nranks);
+
+/* Elements of the send and receive buffers a call with `count` uses. */
+size_t send_elements(pccl_coll_t coll, size_t count, int nranks);
+size_t recv_elements(pccl_coll_t coll, size_t count, int nranks);
+
+/* The algorithms registered for `coll` (free the array, not the names). */
+const char **registered_algorithms(pccl_coll_t coll, int *count);
+
+/* One call of case `c` on pccl's buffers, and on MPI's (MPI errors abort). */
+pccl_status_t run_pccl(const bench_t *b, const bench_case_t *c);
+void run_mpi(const bench_t *b, const bench_case_t *c);
+
+/* Whether MPI can run the same call: n/a for float16/bfloat16 reductions,
+ * avg, and counts beyond an int. */
+bool mpi_available(const bench_t *b, const bench_case_t *c);
+
+#endif

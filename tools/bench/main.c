@@ -1,0 +1,345 @@
+/* main.c - pccl-bench's driver. Run under mpirun, pccl-bench times pccl's
+ * collectives over a sweep of message sizes, interleaved with MPI's own
+ * collective on the same sizes, checks pccl's results against a reference
+ * computed locally, and prints an nccl-tests style table per collective
+ * (optionally CSV as well); `pccl-bench -h` lists the flags. This file owns
+ * the buffers, the warm-up, the adaptive iteration count, the interleaved
+ * timing rounds and their medians, the table and CSV output, and main(). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "bench.h"
+#include "options.h"
+#include "pccl.h"
+#include "pccl_mpi.h"
+#include "reference.h"
+
+enum {
+  EXIT_USAGE = 2,       /* malformed arguments */
+  ROUNDS = 5,           /* interleaved pccl/MPI rounds per size */
+  BUFFER_ALIGNMENT = 64,
+  MIN_ADAPTIVE_ITERS = 3,
+  MAX_ADAPTIVE_ITERS = 10000,
+  SENTINEL_BYTE = 0xA5, /* fills the output before the checked call */
+};
+_Static_assert(ROUNDS % 2 == 1, "the median of the rounds needs an odd count");
+
+#define TARGET_BLOCK_SECONDS 0.05
+
+typedef enum { CHECK_OFF, CHECK_OK, CHECK_FAIL } check_result_t;
+
+typedef struct {
+  size_t bytes;
+  const char *algorithm; /* what pccl ran */
+  double pccl_seconds;
+  bool has_mpi;
+  double mpi_seconds;
+  check_result_t check;
+} size_result_t;
+
+typedef enum { IMPL_PCCL, IMPL_MPI } impl_t;
+
+/* ---- timing ------------------------------------------------------------- */
+
+static void call_once(const bench_t *b, const bench_case_t *c, impl_t impl) {
+  if (impl == IMPL_MPI)
+    run_mpi(b, c);
+  else
+    abort_on_pccl_error(b->comm, run_pccl(b, c), pccl_coll_name(c->coll));
+}
+
+/* Seconds per call of a block of `iters` calls, the slowest rank's. */
+static double time_block(const bench_t *b, const bench_case_t *c, impl_t impl, int iters) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  double start = MPI_Wtime();
+  for (int i = 0; i < iters; i++) call_once(b, c, impl);
+  double seconds = (MPI_Wtime() - start) / iters;
+  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return seconds;
+}
+
+/* First call of a size. A forced algorithm may answer PCCL_ERR_UNSUPPORTED
+ * (assumed to be decided alike on every rank): the size is then skipped
+ * with a note. Any other error aborts. */
+static bool first_call_supported(const bench_t *b, const bench_case_t *c, size_t bytes) {
+  pccl_status_t status = run_pccl(b, c);
+  int unsupported = c->forced_algo != NULL && status == PCCL_ERR_UNSUPPORTED;
+  if (!unsupported) abort_on_pccl_error(b->comm, status, pccl_coll_name(c->coll));
+  if (unsupported && b->rank == 0)
+    printf("# note: %s cannot run %s at %zu bytes: %s\n", c->forced_algo,
+           pccl_coll_name(c->coll), bytes, pccl_last_error(b->comm));
+  MPI_Allreduce(MPI_IN_PLACE, &unsupported, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return !unsupported;
+}
+
+/* -n, or enough calls that a block lasts TARGET_BLOCK_SECONDS, judged from
+ * one timed call; rank 0 decides so every rank runs the same count. */
+static int choose_iterations(const bench_t *b, const bench_case_t *c) {
+  if (b->opts.iters > 0) return b->opts.iters;
+  double seconds = time_block(b, c, IMPL_PCCL, 1);
+  int iters = MAX_ADAPTIVE_ITERS;
+  if (b->rank == 0 && seconds > TARGET_BLOCK_SECONDS / MAX_ADAPTIVE_ITERS) {
+    iters = (int)(TARGET_BLOCK_SECONDS / seconds) + 1;
+    if (iters < MIN_ADAPTIVE_ITERS) iters = MIN_ADAPTIVE_ITERS;
+  }
+  MPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return iters;
+}
+
+static int compare_doubles(const void *left, const void *right) {
+  double a = *(const double *)left, b = *(const double *)right;
+  return (a > b) - (a < b);
+}
+
+static double median_of_rounds(double rounds[ROUNDS]) {
+  qsort(rounds, ROUNDS, sizeof rounds[0], compare_doubles);
+  return rounds[ROUNDS / 2];
+}
+
+/* Rounds of a pccl block then an MPI block; the median of each. */
+static void time_interleaved(const bench_t *b, const bench_case_t *c, int iters,
+                             size_result_t *result) {
+  double pccl_rounds[ROUNDS] = {0}, mpi_rounds[ROUNDS] = {0};
+  for (int round = 0; round < ROUNDS; round++) {
+    pccl_rounds[round] = time_block(b, c, IMPL_PCCL, iters);
+    if (result->has_mpi) mpi_rounds[round] = time_block(b, c, IMPL_MPI, iters);
+  }
+  result->pccl_seconds = median_of_rounds(pccl_rounds);
+  if (result->has_mpi) result->mpi_seconds = median_of_rounds(mpi_rounds);
+}
+
+/* One fresh call on freshly filled inputs, checked on every rank. */
+static check_result_t check_pccl_result(const bench_t *b, const bench_case_t *c) {
+  size_t elem_size = pccl_dtype_size(b->opts.dtype);
+  fill_input(b, b->send, send_elements(c->coll, c->count, b->nranks));
+  memset(b->recv, SENTINEL_BYTE, recv_elements(c->coll, c->count, b->nranks) * elem_size);
+  abort_on_pccl_error(b->comm, run_pccl(b, c), pccl_coll_name(c->coll));
+  int correct = output_matches(b, c);
+  MPI_Allreduce(MPI_IN_PLACE, &correct, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return correct ? CHECK_OK : CHECK_FAIL;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static const char *check_text(check_result_t check, const char *off) {
+  return check == CHECK_OK ? "ok" : check == CHECK_FAIL ? "FAIL" : off;
+}
+
+/* `value` with `decimals` decimals, or `missing` when absent. */
+static const char *optional_number(char *text, size_t size, bool present, double value,
+                                   int decimals, const char *missing) {
+  if (!present) return missing;
+  snprintf(text, size, "%.*f", decimals, value);
+  return text;
+}
+
+static void print_table_header(const bench_t *b, pccl_coll_t coll) {
+  if (b->rank != 0) return;
+  printf("#\n# pccl-bench (pccl %s): %s\n", PCCL_VERSION_STRING, pccl_coll_name(coll));
+  printf("# nranks %d  nnodes %d  dtype %s  op %s", b->nranks, b->nnodes,
+         pccl_dtype_name(b->opts.dtype),
+         is_reduction(coll) ? pccl_op_name(b->opts.op) : "none");
+  if (is_rooted(coll)) printf("  root %d", b->opts.root);
+  printf("\n# warmup %d  rounds %d  iters ", b->opts.warmup, ROUNDS);
+  if (b->opts.iters > 0)
+    printf("%d", b->opts.iters);
+  else
+    printf("adaptive (>= %.0f ms per block)", TARGET_BLOCK_SECONDS * 1e3);
+  printf("  check %s\n#\n", b->opts.check ? "on" : "off");
+  printf("#%11s %12s %9s  %-14s %10s %8s %8s %10s %9s %8s %6s\n", "size(B)", "count", "dtype",
+         "algorithm", "time_us", "algbw", "busbw", "mpi_us", "mpi_busbw", "speedup", "check");
+  printf("#%11s %12s %9s  %-14s %10s %8s %8s %10s %9s\n", "(B)", "(elements)", "", "", "(us)",
+         "(GB/s)", "(GB/s)", "(us)", "(GB/s)");
+  fflush(stdout);
+}
+
+static void report_size(const bench_t *b, const bench_case_t *c, const size_result_t *r) {
+  if (b->rank != 0) return;
+  double factor = bus_factor(c->coll, b->nranks);
+  double time_us = r->pccl_seconds * 1e6, mpi_us = r->mpi_seconds * 1e6;
+  double algbw = (double)r->bytes / r->pccl_seconds / 1e9;
+  double mpi_busbw = (double)r->bytes / r->mpi_seconds / 1e9 * factor;
+  double speedup = r->mpi_seconds / r->pccl_seconds;
+  char mpi_text[32], busbw_text[32], speedup_text[32];
+  printf("%12zu %12zu %9s  %-14s %10.2f %8.2f %8.2f %10s %9s %8s %6s\n", r->bytes,
+         r->bytes / pccl_dtype_size(b->opts.dtype), pccl_dtype_name(b->opts.dtype), r->algorithm,
+         time_us, algbw, algbw * factor,
+         optional_number(mpi_text, sizeof mpi_text, r->has_mpi, mpi_us, 2, "n/a"),
+         optional_number(busbw_text, sizeof busbw_text, r->has_mpi, mpi_busbw, 2, "n/a"),
+         optional_number(speedup_text, sizeof speedup_text, r->has_mpi, speedup, 2, "n/a"),
+         check_text(r->check, "n/a"));
+  fflush(stdout);
+  if (b->csv == NULL) return;
+  fprintf(b->csv, "%s,%s,0,%d,%d,%zu,%.3f,%.4f,%.4f,%s,%s,%s\n", pccl_coll_name(c->coll),
+          r->algorithm, b->nranks, b->nnodes, r->bytes, time_us, algbw, algbw * factor,
+          optional_number(mpi_text, sizeof mpi_text, r->has_mpi, mpi_us, 3, ""),
+          optional_number(speedup_text, sizeof speedup_text, r->has_mpi, speedup, 4, ""),
+          check_text(r->check, ""));
+  fflush(b->csv);
+}
+
+/* ---- the sweep ---------------------------------------------------------- */
+
+static void benchmark_size(bench_t *b, pccl_coll_t coll, const char *forced_algo,
+                           size_t bytes) {
+  size_t elem_size = pccl_dtype_size(b->opts.dtype);
+  size_t multiplier = size_multiplier(coll, b->nranks);
+  bench_case_t c = {.coll = coll, .forced_algo = forced_algo,
+                    .count = bytes / (multiplier * elem_size)};
+  if (c.count == 0) return;
+  if (!first_call_supported(b, &c, bytes)) return;
+  size_result_t result = {.bytes = multiplier * c.count * elem_size,
+                          .has_mpi = mpi_available(b, &c)};
+  for (int i = 0; i < b->opts.warmup; i++) {
+    call_once(b, &c, IMPL_PCCL);
+    if (result.has_mpi) call_once(b, &c, IMPL_MPI);
+  }
+  time_interleaved(b, &c, choose_iterations(b, &c), &result);
+  result.check = b->opts.check ? check_pccl_result(b, &c) : CHECK_OFF;
+  result.algorithm = pccl_comm_last_algo(b->comm);
+  if (result.check == CHECK_FAIL) b->any_check_failed = true;
+  report_size(b, &c, &result);
+}
+
+/* Runs the size sweep with `forced_algo` (NULL: automatic selection). */
+static void benchmark_algorithm(bench_t *b, pccl_coll_t coll, const char *forced_algo) {
+  if (forced_algo != NULL)
+    abort_on_pccl_error(b->comm, pccl_comm_set_algo(b->comm, coll, forced_algo),
+                        "pccl_comm_set_algo");
+  for (size_t bytes = b->opts.min_bytes;; bytes *= (size_t)b->opts.factor) {
+    benchmark_size(b, coll, forced_algo, bytes);
+    if (bytes > b->opts.max_bytes / (size_t)b->opts.factor) break;
+  }
+  if (forced_algo != NULL)
+    abort_on_pccl_error(b->comm, pccl_comm_set_algo(b->comm, coll, NULL),
+                        "pccl_comm_set_algo");
+}
+
+static void benchmark_collective(bench_t *b, pccl_coll_t coll) {
+  print_table_header(b, coll);
+  int count = 0;
+  const char **registered = registered_algorithms(coll, &count);
+  char item[MAX_NAME];
+  for (const char *cursor = b->opts.algos; next_list_item(&cursor, item);) {
+    if (strcmp(item, "auto") == 0) {
+      benchmark_algorithm(b, coll, NULL);
+    } else if (strcmp(item, "all") == 0) {
+      for (int i = 0; i < count; i++) benchmark_algorithm(b, coll, registered[i]);
+    } else if (find_name(registered, count, item) >= 0) {
+      benchmark_algorithm(b, coll, item);
+    } else if (b->rank == 0) {
+      printf("# note: no algorithm '%s' for %s; skipped\n", item, pccl_coll_name(coll));
+      fflush(stdout);
+    }
+  }
+  free(registered);
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+static size_t largest_size(const options_t *opts) {
+  size_t bytes = opts->min_bytes;
+  while (bytes <= opts->max_bytes / (size_t)opts->factor) bytes *= (size_t)opts->factor;
+  return bytes;
+}
+
+static void *aligned_buffer(size_t bytes, bool *ok) {
+  void *buffer = NULL;
+  if (posix_memalign(&buffer, BUFFER_ALIGNMENT, bytes) != 0) {
+    *ok = false;
+    return NULL;
+  }
+  memset(buffer, 0, bytes);
+  return buffer;
+}
+
+/* Allocates the buffers at the largest size; false on any rank's failure. */
+static bool allocate_buffers(bench_t *b) {
+  bool ok = true;
+  b->buffer_bytes = largest_size(&b->opts);
+  b->send = aligned_buffer(b->buffer_bytes, &ok);
+  b->recv = aligned_buffer(b->buffer_bytes, &ok);
+  if (b->opts.with_mpi) {
+    b->mpi_send = aligned_buffer(b->buffer_bytes, &ok);
+    b->mpi_recv = aligned_buffer(b->buffer_bytes, &ok);
+  }
+  int all_ok = ok;
+  MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (!all_ok) {
+    if (b->rank == 0)
+      fprintf(stderr, "pccl-bench: cannot allocate the buffers (%zu bytes each)\n",
+              b->buffer_bytes);
+    return false;
+  }
+  size_t elements = b->buffer_bytes / pccl_dtype_size(b->opts.dtype);
+  fill_input(b, b->send, elements);
+  if (b->opts.with_mpi) fill_input(b, b->mpi_send, elements);
+  return true;
+}
+
+static void free_buffers(bench_t *b) {
+  free(b->send);
+  free(b->recv);
+  free(b->mpi_send);
+  free(b->mpi_recv);
+}
+
+/* Rank 0 opens the CSV file and writes its header; false everywhere if it cannot. */
+static bool open_csv(bench_t *b) {
+  int opened = 1;
+  if (b->rank == 0 && b->opts.csv_path != NULL) {
+    b->csv = fopen(b->opts.csv_path, "w");
+    opened = b->csv != NULL;
+    if (b->csv == NULL)
+      fprintf(stderr, "pccl-bench: cannot open %s: %s\n", b->opts.csv_path, strerror(errno));
+    else
+      fprintf(b->csv, "collective,algorithm,k,nranks,nnodes,bytes,time_us,algbw_gbs,"
+                      "busbw_gbs,mpi_time_us,speedup_vs_mpi,check\n");
+  }
+  MPI_Bcast(&opened, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return opened;
+}
+
+static int run_benchmark(int argc, char **argv) {
+  bench_t b = {0};
+  MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &b.nranks);
+  char error[512];
+  if (!parse_options(argc, argv, b.nranks, &b.opts, error, sizeof error) ||
+      (!b.opts.help && !validate_algorithms(&b.opts, error, sizeof error))) {
+    if (b.rank == 0) fprintf(stderr, "pccl-bench: %s (see pccl-bench -h)\n", error);
+    return EXIT_USAGE;
+  }
+  if (b.opts.help) {
+    if (b.rank == 0) print_usage(stdout);
+    return EXIT_SUCCESS;
+  }
+  if (!open_csv(&b)) return EXIT_USAGE;
+  abort_on_pccl_error(NULL, pccl_comm_create_mpi(MPI_COMM_WORLD, &b.comm),
+                      "pccl_comm_create_mpi");
+  abort_on_pccl_error(b.comm, pccl_comm_nnodes(b.comm, &b.nnodes), "pccl_comm_nnodes");
+  int exit_code = EXIT_FAILURE;
+  if (allocate_buffers(&b)) {
+    for (int coll = 0; coll < PCCL_COLL_COUNT; coll++)
+      if (b.opts.colls[coll]) benchmark_collective(&b, (pccl_coll_t)coll);
+    exit_code = b.any_check_failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  }
+  free_buffers(&b);
+  abort_on_pccl_error(b.comm, pccl_comm_destroy(b.comm), "pccl_comm_destroy");
+  if (b.csv != NULL) fclose(b.csv);
+  return exit_code;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int exit_code = run_benchmark(argc, argv);
+  MPI_Finalize();
+  return exit_code;
+}
