@@ -161,6 +161,11 @@ PCCL_API pccl_status_t pccl_comm_set_algo(pccl_comm_t *comm, pccl_coll_t coll,
  * "none" before the first. Valid for the communicator's lifetime. */
 PCCL_API const char *pccl_comm_last_algo(const pccl_comm_t *comm);
 
+/* How this rank reaches its peers: "shm (...) in node, mpi between nodes",
+ * or "mpi (...)" with the reason shm is not used (PCCL_SHM=0, no peer on
+ * the node, cross-memory attach not permitted). */
+PCCL_API const char *pccl_comm_transport(const pccl_comm_t *comm);
+
 /* Names of the algorithms registered for `coll`, in table order: writes up to
  * `max` pointers to static strings into `names` and the total into `count`. */
 PCCL_API pccl_status_t pccl_algo_list(pccl_coll_t coll, const char **names, int max,

@@ -9,7 +9,7 @@
 #ifndef PCCL_ALGO_H
 #define PCCL_ALGO_H
 
-#include "sched.h"
+#include "schedule.h"
 
 /* What a generator is asked to produce. Counts follow pccl.h. */
 typedef struct {

@@ -164,12 +164,12 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_algo
   pccl_status_t st = ensure_tmp(comm, s->tmp_elems * c->esize);
   if (st != PCCL_OK)
     return pccl__error(comm, st, api, "cannot allocate %zu bytes of scratch", s->tmp_elems * c->esize);
-  st = pccl_mpi_tp_reserve(&comm->tp, s->nsteps);
+  st = pccl_route_reserve(&comm->route, s->nsteps);
   if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory for %u requests", s->nsteps);
   pccl_exec_t x;
   st = pccl_exec_init(&x, s, (void *)c->sendbuf, c->recvbuf, comm->tmp, c->esize,
                       pccl_kernel_reduce(c->dtype, c->op), pccl_kernel_divide(c->dtype),
-                      &pccl_mpi_transport, &comm->tp, &comm->exec_ws);
+                      &pccl_route_transport, &comm->route, &comm->exec_ws);
   if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory");
   st = pccl_exec_run(&x);
   if (st != PCCL_OK) {
@@ -179,7 +179,7 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_algo
     if (st == PCCL_ERR_MPI) MPI_Error_string(comm->tp.last_mpi_error, mpi_msg, &len);
     pccl__error(comm, st, api, "algorithm %s failed at step %u of %u (peer %d): %s", algo->name,
                 x.failed_step, s->nsteps, f->arg, st == PCCL_ERR_MPI ? mpi_msg : pccl_status_string(st));
-    pccl_mpi_tp_reset(&comm->tp);
+    pccl_route_reset(&comm->route);
   }
   return st;
 }

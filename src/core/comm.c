@@ -3,6 +3,7 @@
  * (nodes from MPI's shared-memory split or PCCL_RANKS_PER_NODE), and the
  * per-communicator settings. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,12 +103,19 @@ static void topology_fixed(pccl_comm_t *c, int per_node) {
   c->local_size = left < per_node ? left : per_node;
 }
 
-/* Reads PCCL_ALGO and PCCL_RANKS_PER_NODE (0 in *per_node when unset).
- * An empty variable counts as unset, as shells and CTest clear them that way. */
-static pccl_status_t read_environment(pccl_comm_t *c, long *per_node) {
+/* Reads PCCL_ALGO, PCCL_RANKS_PER_NODE (0 in *per_node when unset) and
+ * PCCL_SHM (1 when unset). An empty variable counts as unset, as shells and
+ * CTest clear them that way. */
+static pccl_status_t read_environment(pccl_comm_t *c, long *per_node, long *use_shm) {
   char err[PCCL_ERROR_LEN];
   const char *where = "pccl_comm_create";
   *per_node = 0;
+  *use_shm = 1;
+  const char *shm = getenv("PCCL_SHM");
+  if (shm && shm[0]) {
+    pccl_status_t st = pccl__parse_int("PCCL_SHM", shm, 0, 1, use_shm, err, sizeof(err));
+    if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
+  }
   const char *algo = getenv("PCCL_ALGO");
   if (algo && algo[0]) {
     pccl_status_t st = pccl__parse_algo_list(algo, c->forced, err, sizeof(err));
@@ -119,6 +127,27 @@ static pccl_status_t read_environment(pccl_comm_t *c, long *per_node) {
                                        sizeof(err));
     if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
   }
+  return PCCL_OK;
+}
+
+/* Collective: ranks of one node (logical node, as PCCL_RANKS_PER_NODE may
+ * split a machine) reach each other through shm when it works. */
+static pccl_status_t setup_transports(pccl_comm_t *c, int use_shm) {
+  c->route.mpi = &c->tp;
+  c->route.shm = NULL;
+  if (!use_shm) {
+    snprintf(c->transport, sizeof c->transport, "mpi (PCCL_SHM=0)");
+    return PCCL_OK;
+  }
+  char why[128] = "";
+  pccl_status_t st = pccl_shm_tp_create(c->mpi, c->node, &c->shm, why, sizeof why);
+  if (st == PCCL_ERR_UNSUPPORTED) {
+    snprintf(c->transport, sizeof c->transport, "mpi (shm unavailable: %s)", why);
+    return PCCL_OK;
+  }
+  if (st != PCCL_OK) return st;
+  c->route.shm = c->shm;
+  snprintf(c->transport, sizeof c->transport, "shm (single-copy, cross-memory attach) in node, mpi between nodes");
   return PCCL_OK;
 }
 
@@ -138,8 +167,8 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
                        "the MPI communicator is an inter-communicator");
   pccl_comm_t *c = calloc(1, sizeof(*c));
   if (!c) return pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory");
-  long per_node;
-  pccl_status_t st = read_environment(c, &per_node);
+  long per_node, use_shm;
+  pccl_status_t st = read_environment(c, &per_node, &use_shm);
   if (st != PCCL_OK) {
     free(c);
     return st;
@@ -161,7 +190,14 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
     free(c);
     return mpi_failed(PCCL_ERR_MPI, where, rc);
   }
+  if ((st = setup_transports(c, (int)use_shm)) != PCCL_OK) {
+    MPI_Comm_free(&c->mpi);
+    free(c);
+    return pccl__error(NULL, st, where, "setting up the shared-memory transport failed: %s",
+                       pccl_status_string(st));
+  }
   if (!registry_add(c)) {
+    pccl_shm_tp_destroy(c->shm);
     MPI_Comm_free(&c->mpi);
     free(c);
     return pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory");
@@ -202,6 +238,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
                        "not a live communicator (NULL, never created or already destroyed)");
   pccl_cache_clear(&comm->cache);
   pccl_mpi_tp_fini(&comm->tp);
+  pccl_shm_tp_destroy(comm->shm);
   pccl_exec_ws_free(&comm->exec_ws);
   free(comm->tmp);
   int finalized = 0;
@@ -247,6 +284,10 @@ pccl_status_t pccl_comm_set_algo(pccl_comm_t *comm, pccl_coll_t coll, const char
                        pccl_coll_name(coll));
   comm->forced[coll] = a;
   return PCCL_OK;
+}
+
+const char *pccl_comm_transport(const pccl_comm_t *comm) {
+  return pccl__comm_live(comm) ? comm->transport : "none";
 }
 
 const char *pccl_comm_last_algo(const pccl_comm_t *comm) {

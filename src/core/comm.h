@@ -7,8 +7,8 @@
 
 #include "algo.h"
 #include "cache.h"
-#include "mpi_transport.h"
 #include "pccl.h"
+#include "route.h"
 
 #define PCCL_ERROR_LEN 512
 
@@ -23,6 +23,9 @@ struct pccl_comm {
   void *tmp; /* scratch for the schedules' TMP buffer, grown on demand */
   size_t tmp_bytes;
   pccl_mpi_tp_t tp;
+  pccl_shm_tp_t *shm;  /* NULL when no peer shares this node, or shm is off */
+  pccl_route_t route;  /* what the executor uses: shm or MPI per peer */
+  char transport[160]; /* what serves the node's peers, and why (pccl_comm_transport) */
   pccl_exec_ws_t exec_ws;
 };
 

@@ -5,7 +5,7 @@
 #define PCCL_EXEC_H
 
 #include "kernels.h"
-#include "sched.h"
+#include "schedule.h"
 
 /* A point-to-point transport. Posted operations are named by the step index
  * (`slot`) the executor gives them; poll reports finished slots. */

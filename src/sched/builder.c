@@ -7,7 +7,7 @@
  * range stops at the first earlier write that covers it whole, since that
  * write already depends on everything before it that touched the range. Reads
  * of SEND need no scan unless SEND and RECV overlap: nothing else writes SEND. */
-#include "sched.h"
+#include "schedule.h"
 
 #include <stdlib.h>
 #include <string.h>

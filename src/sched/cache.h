@@ -4,7 +4,7 @@
 #ifndef PCCL_CACHE_H
 #define PCCL_CACHE_H
 
-#include "sched.h"
+#include "schedule.h"
 
 typedef struct {
   int coll, algo, root, inplace, avg;

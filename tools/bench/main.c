@@ -23,13 +23,11 @@
 
 enum {
   EXIT_USAGE = 2,       /* malformed arguments */
-  ROUNDS = 5,           /* interleaved pccl/MPI rounds per size */
   BUFFER_ALIGNMENT = 64,
   MIN_ADAPTIVE_ITERS = 3,
   MAX_ADAPTIVE_ITERS = 10000,
   SENTINEL_BYTE = 0xA5, /* fills the output before the checked call */
 };
-_Static_assert(ROUNDS % 2 == 1, "the median of the rounds needs an odd count");
 
 #define TARGET_BLOCK_SECONDS 0.05
 
@@ -98,21 +96,25 @@ static int compare_doubles(const void *left, const void *right) {
   return (a > b) - (a < b);
 }
 
-static double median_of_rounds(double rounds[ROUNDS]) {
-  qsort(rounds, ROUNDS, sizeof rounds[0], compare_doubles);
-  return rounds[ROUNDS / 2];
+static double median_of_rounds(double *rounds, int n) {
+  qsort(rounds, (size_t)n, sizeof rounds[0], compare_doubles);
+  return rounds[n / 2];
 }
 
-/* Rounds of a pccl block then an MPI block; the median of each. */
+/* Rounds of a pccl block and an MPI block, which goes first alternating so
+ * that a slow drift of the machine favours neither; the median of each. */
 static void time_interleaved(const bench_t *b, const bench_case_t *c, int iters,
                              size_result_t *result) {
-  double pccl_rounds[ROUNDS] = {0}, mpi_rounds[ROUNDS] = {0};
-  for (int round = 0; round < ROUNDS; round++) {
+  double pccl_rounds[MAX_ROUNDS] = {0}, mpi_rounds[MAX_ROUNDS] = {0};
+  const int n = b->opts.rounds;
+  for (int round = 0; round < n; round++) {
+    const bool mpi_first = result->has_mpi && round % 2 == 1;
+    if (mpi_first) mpi_rounds[round] = time_block(b, c, IMPL_MPI, iters);
     pccl_rounds[round] = time_block(b, c, IMPL_PCCL, iters);
-    if (result->has_mpi) mpi_rounds[round] = time_block(b, c, IMPL_MPI, iters);
+    if (result->has_mpi && !mpi_first) mpi_rounds[round] = time_block(b, c, IMPL_MPI, iters);
   }
-  result->pccl_seconds = median_of_rounds(pccl_rounds);
-  if (result->has_mpi) result->mpi_seconds = median_of_rounds(mpi_rounds);
+  result->pccl_seconds = median_of_rounds(pccl_rounds, n);
+  if (result->has_mpi) result->mpi_seconds = median_of_rounds(mpi_rounds, n);
 }
 
 /* One fresh call on freshly filled inputs, checked on every rank. */
@@ -147,7 +149,8 @@ static void print_table_header(const bench_t *b, pccl_coll_t coll) {
          pccl_dtype_name(b->opts.dtype),
          is_reduction(coll) ? pccl_op_name(b->opts.op) : "none");
   if (is_rooted(coll)) printf("  root %d", b->opts.root);
-  printf("\n# warmup %d  rounds %d  iters ", b->opts.warmup, ROUNDS);
+  printf("\n# transport %s", pccl_comm_transport(b->comm));
+  printf("\n# warmup %d  rounds %d  iters ", b->opts.warmup, b->opts.rounds);
   if (b->opts.iters > 0)
     printf("%d", b->opts.iters);
   else

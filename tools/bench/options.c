@@ -34,6 +34,8 @@ void print_usage(FILE *out) {
       "               at least 50 ms, between 3 and 10000)\n"
       "  -w WARMUP    warm-up calls per size (default 3)\n"
       "  -r ROOT      root of broadcast, reduce, scatter and gather (default 0)\n"
+      "  --rounds R   interleaved pccl/MPI timing rounds, odd; the median is\n"
+      "               reported (default 5; more steadies a noisy machine)\n"
       "  --csv FILE   also write the results as CSV to FILE (rank 0)\n"
       "  --no-mpi     do not time MPI's own collectives\n"
       "  --check 0|1  check pccl's results (default 1)\n"
@@ -51,6 +53,7 @@ static options_t default_options(void) {
       .dtype = PCCL_FLOAT32,
       .op = PCCL_SUM,
       .warmup = 3,
+      .rounds = 5,
       .with_mpi = true,
       .check = true,
   };
@@ -194,6 +197,14 @@ static bool apply_option(options_t *opts, const char *flag, const char *value, c
     return parse_int_option(flag, value, 0, INT_MAX, &opts->warmup, error, error_size);
   if (strcmp(flag, "-r") == 0)
     return parse_int_option(flag, value, 0, INT_MAX, &opts->root, error, error_size);
+  if (strcmp(flag, "--rounds") == 0) {
+    if (!parse_int_option(flag, value, 1, MAX_ROUNDS, &opts->rounds, error, error_size))
+      return false;
+    if (opts->rounds % 2 == 1) return true;
+    snprintf(error, error_size, "--rounds must be odd (the median is reported), got %d",
+             opts->rounds);
+    return false;
+  }
   if (strcmp(flag, "--csv") == 0) {
     opts->csv_path = value;
     return true;
@@ -218,7 +229,7 @@ static bool apply_option(options_t *opts, const char *flag, const char *value, c
 
 static bool takes_value(const char *flag) {
   static const char *const flags[] = {"-c", "-a", "-b", "-e", "-f", "-d", "-o",
-                                      "-n", "-w", "-r", "--csv", "--check"};
+                                      "-n", "-w", "-r", "--rounds", "--csv", "--check"};
   return find_name(flags, (int)(sizeof flags / sizeof flags[0]), flag) >= 0;
 }
 

@@ -11,7 +11,10 @@
 
 #include "pccl.h"
 
-enum { MAX_NAME = 128 }; /* longest list item -c and -a accept */
+enum {
+  MAX_NAME = 128, /* longest list item -c and -a accept */
+  MAX_ROUNDS = 99 /* most timing rounds --rounds accepts */
+};
 
 typedef struct {
   bool colls[PCCL_COLL_COUNT]; /* collectives to run, in enum order */
@@ -22,6 +25,7 @@ typedef struct {
   pccl_op_t op;
   int iters; /* 0: adapt to the size */
   int warmup;
+  int rounds; /* interleaved timing rounds, odd */
   int root;
   const char *csv_path; /* NULL: no CSV */
   bool with_mpi;

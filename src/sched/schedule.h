@@ -1,4 +1,4 @@
-/* sched.h - the schedule: one rank's part of a collective as a list of steps
+/* schedule.h - the schedule: one rank's part of a collective as a list of steps
  * (send, recv, reduce, copy, divide) over three buffers, with dependencies.
  *
  * Generators (src/algo/) write a rank's steps as a sequential program through
@@ -8,8 +8,8 @@
  * compositions of generators (reduce-scatter then all-gather, sub-groups) need
  * no hand-written joins. The executor runs a schedule; the simulator will read
  * the same structure. */
-#ifndef PCCL_SCHED_H
-#define PCCL_SCHED_H
+#ifndef PCCL_SCHEDULE_H
+#define PCCL_SCHEDULE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -94,4 +94,4 @@ static inline pccl_region_t pccl_rg(pccl_buf_t buf, size_t off, size_t len) {
   return r;
 }
 
-#endif /* PCCL_SCHED_H */
+#endif /* PCCL_SCHEDULE_H */

@@ -1,0 +1,62 @@
+/* route.c - per-peer choice between the shm and MPI transports. */
+#include "route.h"
+
+#include <sched.h>
+
+/* Below this size MPI's eager path (copy through its own shared buffers, no
+ * handshake) beats a descriptor round trip plus a system call; both sides
+ * know the size, so they route a message alike. */
+#define SHM_MIN_BYTES ((size_t)64 << 10)
+
+static int via_shm(const pccl_route_t *r, int peer, size_t bytes) {
+  return bytes >= SHM_MIN_BYTES && pccl_shm_tp_serves(r->shm, peer);
+}
+
+static pccl_status_t route_isend(void *ctx, int peer, int tag, const void *buf, size_t bytes,
+                                 uint32_t slot) {
+  pccl_route_t *r = ctx;
+  if (via_shm(r, peer, bytes))
+    return pccl_shm_transport.isend(r->shm, peer, tag, buf, bytes, slot);
+  return pccl_mpi_transport.isend(r->mpi, peer, tag, buf, bytes, slot);
+}
+
+static pccl_status_t route_irecv(void *ctx, int peer, int tag, void *buf, size_t bytes,
+                                 uint32_t slot) {
+  pccl_route_t *r = ctx;
+  if (via_shm(r, peer, bytes))
+    return pccl_shm_transport.irecv(r->shm, peer, tag, buf, bytes, slot);
+  return pccl_mpi_transport.irecv(r->mpi, peer, tag, buf, bytes, slot);
+}
+
+/* Shm operations progress only when this rank polls them (the receiver does
+ * the copy), so MPI may block only while no shm operation is in flight;
+ * otherwise both are polled in turn, yielding the core between rounds. */
+static pccl_status_t route_poll(void *ctx, int block, uint32_t *done, int max, int *ndone) {
+  pccl_route_t *r = ctx;
+  *ndone = 0;
+  for (;;) {
+    int n = 0, k = 0;
+    pccl_status_t st = PCCL_OK;
+    const int shm_busy = pccl_shm_tp_active(r->shm) > 0;
+    if (shm_busy) st = pccl_shm_transport.poll(r->shm, 0, done, max, &n);
+    if (st == PCCL_OK && r->mpi->nactive > 0)
+      st = pccl_mpi_transport.poll(r->mpi, block && !shm_busy, done + n, max - n, &k);
+    if (st != PCCL_OK) return st;
+    *ndone = n + k;
+    if (*ndone > 0 || !block || !shm_busy) return PCCL_OK;
+    sched_yield();
+  }
+}
+
+const pccl_transport_t pccl_route_transport = {route_isend, route_irecv, route_poll};
+
+pccl_status_t pccl_route_reserve(pccl_route_t *r, uint32_t n) {
+  pccl_status_t st = pccl_mpi_tp_reserve(r->mpi, n);
+  if (st == PCCL_OK && r->shm) st = pccl_shm_tp_reserve(r->shm, n);
+  return st;
+}
+
+void pccl_route_reset(pccl_route_t *r) {
+  pccl_mpi_tp_reset(r->mpi);
+  pccl_shm_tp_reset(r->shm);
+}
