@@ -269,10 +269,6 @@ static bool allocate_buffers(bench_t *b) {
   b->buffer_bytes = largest_size(&b->opts);
   b->send = aligned_buffer(b->buffer_bytes, &ok);
   b->recv = aligned_buffer(b->buffer_bytes, &ok);
-  if (b->opts.with_mpi) {
-    b->mpi_send = aligned_buffer(b->buffer_bytes, &ok);
-    b->mpi_recv = aligned_buffer(b->buffer_bytes, &ok);
-  }
   int all_ok = ok;
   MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   if (!all_ok) {
@@ -283,15 +279,12 @@ static bool allocate_buffers(bench_t *b) {
   }
   size_t elements = b->buffer_bytes / pccl_dtype_size(b->opts.dtype);
   fill_input(b, b->send, elements);
-  if (b->opts.with_mpi) fill_input(b, b->mpi_send, elements);
   return true;
 }
 
 static void free_buffers(bench_t *b) {
   free(b->send);
   free(b->recv);
-  free(b->mpi_send);
-  free(b->mpi_recv);
 }
 
 /* Rank 0 opens the CSV file and writes its header; false everywhere if it cannot. */
