@@ -203,8 +203,10 @@ void pccl_shm_tp_destroy(pccl_shm_tp_t *t) {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) {
-    MPI_Win_unlock_all(t->win);
-    MPI_Win_free(&t->win);
+    if (t->win != MPI_WIN_NULL) {
+      MPI_Win_unlock_all(t->win);
+      MPI_Win_free(&t->win);
+    }
     MPI_Comm_free(&t->group);
   }
   free(t->local_of);
@@ -313,15 +315,7 @@ pccl_status_t pccl_shm_tp_create(MPI_Comm comm, int group, pccl_shm_tp_t **out, 
   snprintf(why, whylen, "cross-memory attach needs Linux");
 #endif
   if (st != PCCL_OK) {
-    if (t->win != MPI_WIN_NULL) {
-      MPI_Win_unlock_all(t->win);
-      MPI_Win_free(&t->win);
-    }
-    MPI_Comm_free(&t->group);
-    free(t->local_of);
-    free(t->pids);
-    free(t->outbox);
-    free(t);
+    pccl_shm_tp_destroy(t);
     return st;
   }
   *out = t;
