@@ -164,17 +164,18 @@ static int progress_recv(pccl_shm_tp_t *t, op_t *op) {
 static pccl_status_t shm_poll(void *ctx, int block, uint32_t *done, int max, int *ndone) {
   pccl_shm_tp_t *t = ctx;
   *ndone = 0;
+  /* A finished operation cannot be undone, so done[] must hold them all. */
+  if (t->nops > max) return PCCL_ERR_INTERNAL;
   for (;;) {
     int w = 0;
     for (int i = 0; i < t->nops; i++) {
       op_t *op = &t->ops[i];
       int r = op->is_send ? progress_send(t, op) : progress_recv(t, op);
       if (r < 0) return (pccl_status_t)-r;
-      if (r > 0 && *ndone < max) {
+      if (r > 0)
         done[(*ndone)++] = op->slot;
-        continue;
-      }
-      t->ops[w++] = *op;
+      else
+        t->ops[w++] = *op;
     }
     t->nops = w;
     if (*ndone > 0 || !block || t->nops == 0) return PCCL_OK;
