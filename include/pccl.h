@@ -122,6 +122,20 @@ PCCL_API const char *pccl_coll_name(pccl_coll_t coll);
 /* Size in bytes of one element; 0 for an unknown datatype. */
 PCCL_API size_t pccl_dtype_size(pccl_dtype_t dtype);
 
+/* ---- memory ------------------------------------------------------------ */
+
+/* Memory that the other ranks of a node can read directly. Collectives work
+ * on any buffer; on buffers from pccl_mem_alloc the ranks of a node copy and
+ * reduce each other's data with plain loads (memcpy speed) instead of one
+ * cross-memory-attach system call per message. Page-aligned and zeroed.
+ * pccl_mem_alloc returns PCCL_ERR_INVALID_ARGUMENT (ptr NULL, size 0 or too
+ * large), PCCL_ERR_NO_MEMORY or PCCL_ERR_UNSUPPORTED (not Linux); *ptr is
+ * NULL on failure. pccl_mem_free(NULL) does nothing; any pointer that
+ * pccl_mem_alloc did not return is PCCL_ERR_INVALID_ARGUMENT. Thread-safe;
+ * errors are reported by pccl_last_error(NULL). */
+PCCL_API pccl_status_t pccl_mem_alloc(void **ptr, size_t size);
+PCCL_API pccl_status_t pccl_mem_free(void *ptr);
+
 /* ---- communicators ---------------------------------------------------- */
 
 /* Creates a communicator over MPI_COMM_WORLD, initialising MPI first when

@@ -11,6 +11,7 @@
 #include "exec.h"
 #include "kernels.h"
 #include "select.h"
+#include "shared_mem.h"
 
 /* Messages are split below INT_MAX bytes so MPI's int counts hold them. */
 #define PCCL_MAX_MSG_BYTES ((size_t)1 << 30)
@@ -148,13 +149,17 @@ static pccl_status_t get_schedule(pccl_comm_t *comm, const call_t *c, const pccl
   return PCCL_OK;
 }
 
+/* Scratch comes from the shared allocator where it can, so peers of the node
+ * read the partial results sent from it with memcpy (shared_mem.h). */
 static pccl_status_t ensure_tmp(pccl_comm_t *comm, size_t bytes) {
   if (bytes <= comm->tmp_bytes) return PCCL_OK;
   void *p = NULL;
-  if (posix_memalign(&p, 64, bytes) != 0) return PCCL_ERR_NO_MEMORY;
-  free(comm->tmp);
+  int shared = pccl__shmem_alloc(bytes, &p) == PCCL_OK;
+  if (!shared && posix_memalign(&p, 64, bytes) != 0) return PCCL_ERR_NO_MEMORY;
+  pccl__comm_free_tmp(comm);
   comm->tmp = p;
   comm->tmp_bytes = bytes;
+  comm->tmp_shared = shared;
   return PCCL_OK;
 }
 

@@ -10,6 +10,7 @@
 #include "comm.h"
 #include "config.h"
 #include "pccl_mpi.h"
+#include "shared_mem.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pccl_comm_t **registry;
@@ -231,6 +232,16 @@ pccl_status_t pccl_finalize(void) {
   return PCCL_OK;
 }
 
+void pccl__comm_free_tmp(pccl_comm_t *comm) {
+  if (comm->tmp_shared)
+    pccl__shmem_free(comm->tmp);
+  else
+    free(comm->tmp);
+  comm->tmp = NULL;
+  comm->tmp_bytes = 0;
+  comm->tmp_shared = 0;
+}
+
 pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   if (!comm) return PCCL_OK;
   if (!registry_remove(comm))
@@ -240,7 +251,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   pccl_mpi_tp_fini(&comm->tp);
   pccl_shm_tp_destroy(comm->shm);
   pccl_exec_ws_free(&comm->exec_ws);
-  free(comm->tmp);
+  pccl__comm_free_tmp(comm);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Comm_free(&comm->mpi);

@@ -22,12 +22,16 @@ struct pccl_comm {
   pccl_sched_cache_t cache;
   void *tmp; /* scratch for the schedules' TMP buffer, grown on demand */
   size_t tmp_bytes;
+  int tmp_shared; /* tmp is from the shared allocator (else posix_memalign) */
   pccl_mpi_tp_t tp;
   pccl_shm_tp_t *shm;  /* NULL when no peer shares this node, or shm is off */
   pccl_route_t route;  /* what the executor uses: shm or MPI per peer */
   char transport[160]; /* what serves the node's peers, and why (pccl_comm_transport) */
   pccl_exec_ws_t exec_ws;
 };
+
+/* Frees the scratch buffer, whichever allocator it came from. */
+void pccl__comm_free_tmp(pccl_comm_t *comm);
 
 /* Whether `comm` is a live communicator (created and not yet destroyed). */
 int pccl__comm_live(const pccl_comm_t *comm);

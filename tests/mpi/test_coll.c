@@ -504,12 +504,26 @@ static struct {
   unsigned char *mem;
   size_t cap;
 } g_pool[2];
+static int g_pccl_mem; /* --mem pccl: the pool comes from pccl_mem_alloc */
+
+static void *pool_alloc(size_t bytes) {
+  void *p = NULL;
+  if (!g_pccl_mem) return big_alloc(bytes);
+  return pccl_mem_alloc(&p, bytes) == PCCL_OK ? p : NULL;
+}
+
+static void pool_free(void *p) {
+  if (!g_pccl_mem)
+    free(p);
+  else if (pccl_mem_free(p) != PCCL_OK)
+    fprintf(stderr, "test_coll: pccl_mem_free failed: %s\n", pccl_last_error(NULL));
+}
 
 static int pool_buf(int slot, rc_buf_t *b, size_t bytes, unsigned char sentinel) {
   const size_t total = (bytes + 63) / 64 * 64 + 2 * RC_GUARD;
   if (g_pool[slot].cap < total) {
-    free(g_pool[slot].mem);
-    g_pool[slot].mem = (unsigned char *)big_alloc(total);
+    pool_free(g_pool[slot].mem);
+    g_pool[slot].mem = (unsigned char *)pool_alloc(total);
     g_pool[slot].cap = g_pool[slot].mem ? total : 0;
     if (!g_pool[slot].mem) return 0;
   }
@@ -831,6 +845,7 @@ static void usage(void) {
   if (g_rank == 0)
     fprintf(stderr,
             "usage: test_coll --coll NAME [--algo NAME] [--quick] [--max-report K] [--timing]\n"
+            "                 [--mem pccl]  (buffers from pccl_mem_alloc)\n"
             "  NAME: allgather reducescatter allreduce broadcast reduce scatter gather "
             "alltoall\n");
 }
@@ -854,6 +869,9 @@ int main(int argc, char **argv) {
       }
     } else if (strcmp(argv[i], "--algo") == 0 && i + 1 < argc) {
       g_algo = argv[++i];
+    } else if (strcmp(argv[i], "--mem") == 0 && i + 1 < argc && strcmp(argv[i + 1], "pccl") == 0) {
+      g_pccl_mem = 1;
+      i++;
     } else if (strcmp(argv[i], "--quick") == 0) {
       quick = 1;
     } else if (strcmp(argv[i], "--timing") == 0) {

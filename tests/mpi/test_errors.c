@@ -6,7 +6,8 @@
  * return the documented status, leave a last-error message that names the
  * call and the rank, and leave the receive buffer untouched. Then malformed
  * PCCL_ALGO / PCCL_RANKS_PER_NODE values and unknown algorithm names, and a
- * check that the communicator still computes correct results afterwards.
+ * check that the communicator still computes correct results afterwards, and
+ * bad sizes and pointers given to pccl_mem_alloc / pccl_mem_free.
  * Rank 0 prints "N passed, M failed".
  */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
@@ -266,6 +267,31 @@ static void still_works(pccl_comm_t *comm) {
            "count 0 with NULL buffers");
 }
 
+/* The shared allocator: bad sizes and pointers are errors with a message;
+ * what it returns is zeroed, page-aligned and writable. */
+static void mem_errors(void) {
+  void *p = (void *)1;
+  expect(pccl_mem_alloc(NULL, 64) == PCCL_ERR_INVALID_ARGUMENT, "mem_alloc with NULL ptr");
+  expect(pccl_mem_alloc(&p, 0) == PCCL_ERR_INVALID_ARGUMENT && p == NULL, "mem_alloc of 0");
+  expect(strstr(pccl_last_error(NULL), "pccl_mem_alloc") != NULL, "mem_alloc error names it");
+  p = (void *)1;
+  expect(pccl_mem_alloc(&p, SIZE_MAX) == PCCL_ERR_INVALID_ARGUMENT && p == NULL,
+         "mem_alloc of SIZE_MAX");
+  expect(pccl_mem_free(NULL) == PCCL_OK, "mem_free(NULL) does nothing");
+  expect(pccl_mem_free(g_send) == PCCL_ERR_INVALID_ARGUMENT, "mem_free of a malloc pointer");
+  expect(strstr(pccl_last_error(NULL), "pccl_mem_free") != NULL, "mem_free error names it");
+  unsigned char *m = NULL;
+  expect(pccl_mem_alloc((void **)&m, 10000) == PCCL_OK && m != NULL, "mem_alloc");
+  if (!m) return;
+  int zero = 1;
+  for (int i = 0; i < 10000; i++) zero &= m[i] == 0;
+  expect(zero && (uintptr_t)m % 4096 == 0, "mem_alloc is zeroed and page-aligned");
+  memset(m, 7, 10000);
+  expect(pccl_mem_free(m + 1) == PCCL_ERR_INVALID_ARGUMENT, "mem_free of an inner pointer");
+  expect(pccl_mem_free(m) == PCCL_OK, "mem_free");
+  expect(pccl_mem_free(m) == PCCL_ERR_INVALID_ARGUMENT, "double mem_free");
+}
+
 static void status_strings(void) {
   for (int s = 0; s <= PCCL_ERR_INTERNAL; s++)
     for (int t = 0; t < s; t++)
@@ -295,6 +321,7 @@ int main(int argc, char **argv) {
   }
   comm_errors();
   env_errors();
+  mem_errors();
   status_strings();
 
   long counts[2] = {g_pass, g_fail}, total[2];

@@ -22,6 +22,7 @@ typedef struct {
    * memory changed timings by up to 1.5x here, so both use the same. The
    * check refills the input and runs pccl alone. */
   void *send, *recv;
+  double memcpy_gbs;         /* one core's memcpy between them (the limit) */
   FILE *csv;                 /* rank 0 with --csv only */
   bool any_check_failed;
 } bench_t;

@@ -150,6 +150,8 @@ static void print_table_header(const bench_t *b, pccl_coll_t coll) {
          is_reduction(coll) ? pccl_op_name(b->opts.op) : "none");
   if (is_rooted(coll)) printf("  root %d", b->opts.root);
   printf("\n# transport %s", pccl_comm_transport(b->comm));
+  printf("\n# buffers %s  memcpy limit %.2f GB/s (one core, %zu bytes, all ranks at once)",
+         b->opts.shared_mem ? "pccl_mem_alloc" : "malloc", b->memcpy_gbs, b->buffer_bytes);
   printf("\n# warmup %d  rounds %d  iters ", b->opts.warmup, b->opts.rounds);
   if (b->opts.iters > 0)
     printf("%d", b->opts.iters);
@@ -253,9 +255,10 @@ static size_t largest_size(const options_t *opts) {
   return bytes;
 }
 
-static void *aligned_buffer(size_t bytes, bool *ok) {
+static void *allocate_buffer(const options_t *opts, size_t bytes, bool *ok) {
   void *buffer = NULL;
-  if (posix_memalign(&buffer, BUFFER_ALIGNMENT, bytes) != 0) {
+  if (opts->shared_mem ? pccl_mem_alloc(&buffer, bytes) != PCCL_OK
+                       : posix_memalign(&buffer, BUFFER_ALIGNMENT, bytes) != 0) {
     *ok = false;
     return NULL;
   }
@@ -263,12 +266,19 @@ static void *aligned_buffer(size_t bytes, bool *ok) {
   return buffer;
 }
 
+static void free_buffer(const options_t *opts, void *buffer) {
+  if (opts->shared_mem)
+    pccl_mem_free(buffer);
+  else
+    free(buffer);
+}
+
 /* Allocates the buffers at the largest size; false on any rank's failure. */
 static bool allocate_buffers(bench_t *b) {
   bool ok = true;
   b->buffer_bytes = largest_size(&b->opts);
-  b->send = aligned_buffer(b->buffer_bytes, &ok);
-  b->recv = aligned_buffer(b->buffer_bytes, &ok);
+  b->send = allocate_buffer(&b->opts, b->buffer_bytes, &ok);
+  b->recv = allocate_buffer(&b->opts, b->buffer_bytes, &ok);
   int all_ok = ok;
   MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   if (!all_ok) {
@@ -283,8 +293,25 @@ static bool allocate_buffers(bench_t *b) {
 }
 
 static void free_buffers(bench_t *b) {
-  free(b->send);
-  free(b->recv);
+  free_buffer(&b->opts, b->send);
+  free_buffer(&b->opts, b->recv);
+}
+
+/* What one core's memcpy reaches between the two buffers at the largest size
+ * (the best of a few, every rank copying at once as the collectives do):
+ * the bound that intra-node bus bandwidth is measured against. */
+static double memcpy_limit(const bench_t *b) {
+  double best = 0;
+  for (int i = 0; i < 5; i++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = MPI_Wtime();
+    memcpy(b->recv, b->send, b->buffer_bytes);
+    t = MPI_Wtime() - t;
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double gbs = (double)b->buffer_bytes / t / 1e9;
+    if (gbs > best) best = gbs;
+  }
+  return best;
 }
 
 /* Rank 0 opens the CSV file and writes its header; false everywhere if it cannot. */
@@ -323,6 +350,7 @@ static int run_benchmark(int argc, char **argv) {
   abort_on_pccl_error(b.comm, pccl_comm_nnodes(b.comm, &b.nnodes), "pccl_comm_nnodes");
   int exit_code = EXIT_FAILURE;
   if (allocate_buffers(&b)) {
+    b.memcpy_gbs = memcpy_limit(&b);
     for (int coll = 0; coll < PCCL_COLL_COUNT; coll++)
       if (b.opts.colls[coll]) benchmark_collective(&b, (pccl_coll_t)coll);
     exit_code = b.any_check_failed ? EXIT_FAILURE : EXIT_SUCCESS;

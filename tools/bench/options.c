@@ -39,6 +39,9 @@ void print_usage(FILE *out) {
       "  --csv FILE   also write the results as CSV to FILE (rank 0)\n"
       "  --no-mpi     do not time MPI's own collectives\n"
       "  --check 0|1  check pccl's results (default 1)\n"
+      "  --mem KIND   buffers from pccl (pccl_mem_alloc: ranks of a node read each\n"
+      "               other's buffers directly; default) or malloc; MPI uses the\n"
+      "               same buffers either way\n"
       "  -h           show this help\n"
       "exit status: 0 success, 1 a check failed, 2 bad arguments\n",
       out);
@@ -56,6 +59,7 @@ static options_t default_options(void) {
       .rounds = 5,
       .with_mpi = true,
       .check = true,
+      .shared_mem = true,
   };
   opts.colls[PCCL_COLL_ALLGATHER] = true;
   opts.colls[PCCL_COLL_REDUCE_SCATTER] = true;
@@ -214,6 +218,12 @@ static bool apply_option(options_t *opts, const char *flag, const char *value, c
     opts->check = number == 1;
     return true;
   }
+  if (strcmp(flag, "--mem") == 0) {
+    opts->shared_mem = strcmp(value, "pccl") == 0;
+    if (opts->shared_mem || strcmp(value, "malloc") == 0) return true;
+    snprintf(error, error_size, "--mem expects pccl or malloc, got '%s'", value);
+    return false;
+  }
   if (strcmp(flag, "-d") == 0) {
     if (!parse_name_option(flag, value, dtype_name_of, PCCL_DTYPE_COUNT, &number, error,
                            error_size))
@@ -229,7 +239,7 @@ static bool apply_option(options_t *opts, const char *flag, const char *value, c
 
 static bool takes_value(const char *flag) {
   static const char *const flags[] = {"-c", "-a", "-b", "-e", "-f", "-d", "-o",
-                                      "-n", "-w", "-r", "--rounds", "--csv", "--check"};
+                                      "-n", "-w", "-r", "--rounds", "--csv", "--check", "--mem"};
   return find_name(flags, (int)(sizeof flags / sizeof flags[0]), flag) >= 0;
 }
 

@@ -30,6 +30,7 @@ typedef struct {
   const char *csv_path; /* NULL: no CSV */
   bool with_mpi;
   bool check;
+  bool shared_mem; /* buffers from pccl_mem_alloc (else posix_memalign) */
   bool help;
 } options_t;
 
