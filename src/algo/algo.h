@@ -11,12 +11,37 @@
 
 #include "schedule.h"
 
+/* Where the ranks are: node n holds ranks members[node_off[n] ..
+ * node_off[n+1]) in local order; nodes may differ in size. */
+typedef struct {
+  int nnodes;
+  const int *node_off; /* nnodes + 1 */
+  const int *members;  /* nranks */
+  const int *node_of;  /* per rank */
+  int *mem;            /* owns the arrays above */
+} pccl_topo_t;
+
+/* Builds *t from each rank's node (0 .. nnodes-1, every one used) and index
+ * inside it (0 .. size-1 on each node). PCCL_ERR_INVALID_ARGUMENT when the
+ * two do not describe such a layout. */
+pccl_status_t pccl_topo_create(int nranks, const int *node_of, const int *local_of,
+                               pccl_topo_t *t);
+void pccl_topo_free(pccl_topo_t *t);
+
+/* How hierarchical algorithms move data inside a node. */
+typedef enum {
+  PCCL_INTRA_RING = 0,     /* ring all-gather / reduce-scatter */
+  PCCL_INTRA_RECURSIVE = 1 /* recursive doubling all-gather / halving reduce-scatter */
+} pccl_intra_t;
+
 /* What a generator is asked to produce. Counts follow pccl.h. */
 typedef struct {
   pccl_coll_t coll;
   int nranks, rank, root;
   size_t count;
   int inplace; /* the send buffer is the documented in-place part of recv */
+  const pccl_topo_t *topo; /* hierarchical algorithms only; NULL: one node */
+  pccl_intra_t intra;      /* hierarchical algorithms only */
 } pccl_coll_args_t;
 
 typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
@@ -43,7 +68,24 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
   X(SCATTER_BINOMIAL, SCATTER, "binomial", "binomial tree", pccl_gen_scatter_binomial)            \
   X(GATHER_BINOMIAL, GATHER, "binomial", "binomial tree", pccl_gen_gather_binomial)               \
   X(ALLTOALL_PAIRWISE, ALLTOALL, "pairwise", "pairwise exchange; p-1 steps",                      \
-    pccl_gen_alltoall_pairwise)
+    pccl_gen_alltoall_pairwise)                                                                   \
+  X(ALLGATHER_HIER_RING, ALLGATHER, "hier_ring",                                                  \
+    "two-level: ring between nodes (one sub-group per local index), in-node, shuffle",           \
+    pccl_gen_allgather_hier_ring)                                                                 \
+  X(ALLGATHER_HIER_RECDBL, ALLGATHER, "hier_recdbl",                                              \
+    "two-level: recursive doubling between nodes, in-node, shuffle", pccl_gen_allgather_hier_recdbl) \
+  X(ALLGATHER_HIER_BRUCK, ALLGATHER, "hier_bruck",                                                \
+    "two-level: Bruck between nodes, in-node, shuffle", pccl_gen_allgather_hier_bruck)            \
+  X(REDUCE_SCATTER_HIER_RING, REDUCE_SCATTER, "hier_ring",                                        \
+    "two-level: shuffle, in-node, ring between nodes", pccl_gen_rs_hier_ring)                     \
+  X(REDUCE_SCATTER_HIER_RECHALV, REDUCE_SCATTER, "hier_rechalv",                                  \
+    "two-level: shuffle, in-node, recursive halving between nodes", pccl_gen_rs_hier_rechalv)     \
+  X(ALLREDUCE_HIER_RING, ALLREDUCE, "hier_ring",                                                  \
+    "two-level reduce-scatter then two-level all-gather, ring between nodes",                    \
+    pccl_gen_allreduce_hier_ring)                                                                 \
+  X(ALLREDUCE_HIER_REC, ALLREDUCE, "hier_rec",                                                    \
+    "two-level reduce-scatter then all-gather, recursive halving / doubling between nodes",      \
+    pccl_gen_allreduce_hier_rec)
 
 typedef enum {
 #define PCCL_ALGO_ENUM(id, coll, name, desc, gen) PCCL_ALGO_##id,
@@ -102,6 +144,23 @@ static inline pccl_region_t pccl_block(pccl_place_t at, const size_t *boff, int 
 /* Block boundaries: block i spans [boff[i], boff[i+1]) elements. */
 size_t *pccl_blocks_equal(pccl_sb_t *sb, int nblocks, size_t block);
 size_t *pccl_blocks_split(pccl_sb_t *sb, int nblocks, size_t count);
+
+/* A group all-gather: block me (at `in`, or already at out+boff[me] when in
+ * is NULL) ends up, with every other member's block, in the vector at `out`.
+ * A group reduce-scatter: `in` holds every block; block me, reduced over the
+ * group, is written at `out`. Blocks may differ in size and be empty; boff[0]
+ * need not be 0. The hierarchical algorithms take these as parameters. */
+typedef void (*pccl_group_ag_fn)(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                                 const pccl_place_t *in, pccl_place_t out);
+typedef void (*pccl_group_rs_fn)(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                                 pccl_place_t in, pccl_place_t out);
+
+void pccl_recdbl_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                           const pccl_place_t *in, pccl_place_t out);
+void pccl_bruck_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                          const pccl_place_t *in, pccl_place_t out);
+void pccl_rechalv_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                                 pccl_place_t in, pccl_place_t out);
 
 /* Ring all-gather: my block (at `in`, or already at out+boff[me] if in is
  * NULL) ends up with every other member's block in `out`. */

@@ -56,24 +56,32 @@ void pccl_recdbl_allgather_pow2(pccl_sb_t *sb, const pccl_group_t *g, const pccl
   }
 }
 
+void pccl_recdbl_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                           const pccl_place_t *in, pccl_place_t out) {
+  pccl_fold_t f = pccl_fold(g->size, g->me);
+  size_t *vb = pccl_fold_blocks(sb, &f, boff);
+  if (!vb) return; /* the builder has recorded the failure */
+  pccl_region_t mine = pccl_block(out, boff, g->me);
+  pccl_region_t from = in ? pccl_rg(in->buf, in->off, mine.len) : mine;
+  pccl_region_t all = pccl_rg(out.buf, out.off + boff[0], boff[g->size] - boff[0]);
+  if (f.v < 0) {
+    int partner = pccl_group_rank(g, f.partner);
+    pccl_sb_send(sb, partner, from);
+    pccl_sb_recv(sb, partner, all); /* my own block comes back with the rest */
+    return;
+  }
+  if (f.partner >= 0) pccl_sb_recv(sb, pccl_group_rank(g, f.partner), pccl_block(out, boff, f.partner));
+  pccl_sb_copy(sb, mine, from);
+  pccl_recdbl_allgather_pow2(sb, g, &f, vb, out);
+  if (f.partner >= 0) pccl_sb_send(sb, pccl_group_rank(g, f.partner), all);
+}
+
 pccl_status_t pccl_gen_allgather_recdbl(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g = pccl_group_all(a);
-  pccl_fold_t f = pccl_fold(a->nranks, a->rank);
   size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
-  size_t *vb = boff ? pccl_fold_blocks(sb, &f, boff) : NULL;
-  if (!vb) return PCCL_ERR_NO_MEMORY;
-  pccl_place_t out = {PCCL_BUF_RECV, 0};
-  pccl_region_t in = pccl_rg(PCCL_BUF_SEND, 0, a->count);
-  pccl_region_t all = pccl_rg(PCCL_BUF_RECV, 0, boff[a->nranks]);
-  if (f.v < 0) {
-    pccl_sb_send(sb, f.partner, in);
-    pccl_sb_recv(sb, f.partner, all);
-    return PCCL_OK;
-  }
-  if (f.partner >= 0) pccl_sb_recv(sb, f.partner, pccl_block(out, boff, f.partner));
-  pccl_sb_copy(sb, pccl_block(out, boff, a->rank), in);
-  pccl_recdbl_allgather_pow2(sb, &g, &f, vb, out);
-  if (f.partner >= 0) pccl_sb_send(sb, f.partner, all);
+  if (!boff) return PCCL_ERR_NO_MEMORY;
+  pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
+  pccl_recdbl_allgather(sb, &g, boff, &in, out);
   return PCCL_OK;
 }
 

@@ -41,29 +41,39 @@ size_t pccl_rechalv_reduce_scatter_pow2(pccl_sb_t *sb, const pccl_group_t *g,
   return acc.off;
 }
 
+void pccl_rechalv_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                                 pccl_place_t in, pccl_place_t out) {
+  pccl_fold_t f = pccl_fold(g->size, g->me);
+  size_t *vb = pccl_fold_blocks(sb, &f, boff);
+  if (!vb) return; /* the builder has recorded the failure */
+  size_t n = boff[g->size] - boff[0];
+  pccl_region_t result = pccl_rg(out.buf, out.off, boff[g->me + 1] - boff[g->me]);
+  pccl_region_t all = pccl_rg(in.buf, in.off + boff[0], n);
+  if (f.v < 0) {
+    int partner = pccl_group_rank(g, f.partner);
+    pccl_sb_send(sb, partner, all);
+    pccl_sb_recv(sb, partner, result);
+    return;
+  }
+  pccl_place_t src = in;
+  if (f.partner >= 0) {
+    /* `got` mirrors the layout of `in` from boff[0] on. */
+    size_t got = pccl_sb_tmp(sb, n);
+    pccl_sb_recv(sb, pccl_group_rank(g, f.partner), pccl_rg(PCCL_BUF_TMP, got, n));
+    pccl_sb_reduce(sb, pccl_rg(PCCL_BUF_TMP, got, n), pccl_rg(PCCL_BUF_TMP, got, n), all);
+    src = (pccl_place_t){PCCL_BUF_TMP, got - boff[0]};
+  }
+  pccl_place_t acc = {PCCL_BUF_TMP, pccl_rechalv_reduce_scatter_pow2(sb, g, &f, vb, src)};
+  if (f.partner >= 0)
+    pccl_sb_send(sb, pccl_group_rank(g, f.partner), pccl_block(acc, boff, f.partner));
+  pccl_sb_copy(sb, result, pccl_block(acc, boff, g->me));
+}
+
 pccl_status_t pccl_gen_rs_rechalv(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g = pccl_group_all(a);
-  pccl_fold_t f = pccl_fold(a->nranks, a->rank);
   size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
-  size_t *vb = boff ? pccl_fold_blocks(sb, &f, boff) : NULL;
-  if (!vb) return PCCL_ERR_NO_MEMORY;
-  size_t n = boff[a->nranks];
-  pccl_region_t out = pccl_rg(PCCL_BUF_RECV, 0, a->count);
-  pccl_region_t all = pccl_rg(PCCL_BUF_SEND, 0, n);
-  if (f.v < 0) {
-    pccl_sb_send(sb, f.partner, all);
-    pccl_sb_recv(sb, f.partner, out);
-    return PCCL_OK;
-  }
-  pccl_place_t src = {PCCL_BUF_SEND, 0};
-  if (f.partner >= 0) {
-    pccl_region_t got = pccl_rg(PCCL_BUF_TMP, pccl_sb_tmp(sb, n), n);
-    pccl_sb_recv(sb, f.partner, got);
-    pccl_sb_reduce(sb, got, got, all);
-    src = (pccl_place_t){PCCL_BUF_TMP, got.off};
-  }
-  pccl_place_t acc = {PCCL_BUF_TMP, pccl_rechalv_reduce_scatter_pow2(sb, &g, &f, vb, src)};
-  if (f.partner >= 0) pccl_sb_send(sb, f.partner, pccl_block(acc, boff, f.partner));
-  pccl_sb_copy(sb, out, pccl_block(acc, boff, a->rank));
+  if (!boff) return PCCL_ERR_NO_MEMORY;
+  pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
+  pccl_rechalv_reduce_scatter(sb, &g, boff, in, out);
   return PCCL_OK;
 }

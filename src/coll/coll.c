@@ -124,7 +124,8 @@ static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, const pccl_alg
   pccl_status_t st = pccl_sb_create(comm->size, comm->rank, c->esize, c->inplace, c->send_in_recv,
                                     PCCL_MAX_MSG_BYTES, &sb);
   if (st != PCCL_OK) return st;
-  pccl_coll_args_t a = {c->coll, comm->size, comm->rank, c->root, c->count, c->inplace};
+  pccl_coll_args_t a = {c->coll,    comm->size, comm->rank,  c->root,
+                        c->count,   c->inplace, &comm->topo, comm->intra};
   st = algo->generate(sb, &a);
   /* AVG is a sum followed by a division of the result where it lands. */
   if (st == PCCL_OK && c->op == PCCL_AVG && infos[c->coll].reduces && c->use_recv)

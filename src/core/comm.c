@@ -104,14 +104,41 @@ static void topology_fixed(pccl_comm_t *c, int per_node) {
   c->local_size = left < per_node ? left : per_node;
 }
 
-/* Reads PCCL_ALGO, PCCL_RANKS_PER_NODE (0 in *per_node when unset) and
- * PCCL_SHM (1 when unset). An empty variable counts as unset, as shells and
+/* Every rank's node and index in it, for the hierarchical generators. */
+static int gather_topology(pccl_comm_t *c) {
+  int mine[2] = {c->node, c->local_rank};
+  int *both = malloc(2 * (size_t)c->size * sizeof(int));
+  int *split = malloc(2 * (size_t)c->size * sizeof(int));
+  int rc = both && split ? MPI_Allgather(mine, 2, MPI_INT, both, 2, MPI_INT, c->mpi) : MPI_ERR_NO_MEM;
+  if (rc == MPI_SUCCESS) {
+    for (int r = 0; r < c->size; r++) {
+      split[r] = both[2 * r];
+      split[c->size + r] = both[2 * r + 1];
+    }
+    if (pccl_topo_create(c->size, split, split + c->size, &c->topo) != PCCL_OK) rc = MPI_ERR_NO_MEM;
+  }
+  free(both);
+  free(split);
+  return rc;
+}
+
+/* Reads PCCL_ALGO, PCCL_RANKS_PER_NODE (0 in *per_node when unset),
+ * PCCL_SHM (1 when unset) and PCCL_HIER_INTRA (ring when unset). An empty variable counts as unset, as shells and
  * CTest clear them that way. */
 static pccl_status_t read_environment(pccl_comm_t *c, long *per_node, long *use_shm) {
   char err[PCCL_ERROR_LEN];
   const char *where = "pccl_comm_create";
   *per_node = 0;
   *use_shm = 1;
+  const char *intra = getenv("PCCL_HIER_INTRA");
+  c->intra = PCCL_INTRA_RING;
+  if (intra && intra[0]) {
+    if (strcmp(intra, "recursive") == 0)
+      c->intra = PCCL_INTRA_RECURSIVE;
+    else if (strcmp(intra, "ring") != 0)
+      return pccl__error(NULL, PCCL_ERR_CONFIG, where,
+                         "PCCL_HIER_INTRA is '%s'; expected ring or recursive", intra);
+  }
   const char *shm = getenv("PCCL_SHM");
   if (shm && shm[0]) {
     pccl_status_t st = pccl__parse_int("PCCL_SHM", shm, 0, 1, use_shm, err, sizeof(err));
@@ -148,7 +175,7 @@ static pccl_status_t setup_transports(pccl_comm_t *c, int use_shm) {
   }
   if (st != PCCL_OK) return st;
   c->route.shm = c->shm;
-  snprintf(c->transport, sizeof c->transport, "shm (single-copy, cross-memory attach) in node, mpi between nodes");
+  snprintf(c->transport, sizeof c->transport, "shm in node (memcpy from peers' pccl_mem_alloc buffers, else cross-memory attach), mpi between nodes");
   return PCCL_OK;
 }
 
@@ -186,18 +213,24 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
   c->last_algo = "none";
   if (per_node > 0)
     topology_fixed(c, (int)per_node);
-  else if ((rc = topology_from_mpi(c)) != MPI_SUCCESS) {
+  else
+    rc = topology_from_mpi(c);
+  if (rc == MPI_SUCCESS) rc = gather_topology(c);
+  if (rc != MPI_SUCCESS) {
+    pccl_topo_free(&c->topo);
     MPI_Comm_free(&c->mpi);
     free(c);
     return mpi_failed(PCCL_ERR_MPI, where, rc);
   }
   if ((st = setup_transports(c, (int)use_shm)) != PCCL_OK) {
+    pccl_topo_free(&c->topo);
     MPI_Comm_free(&c->mpi);
     free(c);
     return pccl__error(NULL, st, where, "setting up the shared-memory transport failed: %s",
                        pccl_status_string(st));
   }
   if (!registry_add(c)) {
+    pccl_topo_free(&c->topo);
     pccl_shm_tp_destroy(c->shm);
     MPI_Comm_free(&c->mpi);
     free(c);
@@ -252,6 +285,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   pccl_shm_tp_destroy(comm->shm);
   pccl_exec_ws_free(&comm->exec_ws);
   pccl__comm_free_tmp(comm);
+  pccl_topo_free(&comm->topo);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Comm_free(&comm->mpi);

@@ -16,6 +16,8 @@ struct pccl_comm {
   MPI_Comm mpi; /* pccl's own duplicate, MPI_ERRORS_RETURN */
   int rank, size;
   int node, nnodes, local_rank, local_size;
+  pccl_topo_t topo;   /* every rank's node, for hierarchical algorithms */
+  pccl_intra_t intra; /* PCCL_HIER_INTRA */
   const pccl_algo_t *forced[PCCL_COLL_COUNT]; /* NULL: automatic selection */
   const char *last_algo;
   char error[PCCL_ERROR_LEN];

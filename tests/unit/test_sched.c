@@ -121,6 +121,29 @@ static int check(const pccl_algo_t *al, int p, int root, size_t c, int inplace, 
   return 1;
 }
 
+/* The node layout of a case: `per_node` consecutive ranks per node (the
+ * last node may be smaller), or with `per_node` < 0, ranks dealt round-robin
+ * to -per_node nodes (members of a node are not consecutive ranks). */
+typedef struct {
+  int per_node;
+  pccl_intra_t intra;
+} layout_t;
+
+static int make_topo(int p, layout_t l, pccl_topo_t *t) {
+  int *node = malloc(2 * (size_t)p * sizeof(int)), *local = node + p;
+  if (!node) return 0;
+  for (int r = 0; r < p; r++) {
+    int nn = l.per_node < 0 ? -l.per_node : 0;
+    node[r] = l.per_node > 0 ? r / l.per_node : r % nn;
+    local[r] = l.per_node > 0 ? r % l.per_node : r / nn;
+  }
+  int ok = pccl_topo_create(p, node, local, t) == PCCL_OK;
+  free(node);
+  return ok;
+}
+
+static layout_t g_layout = {1, PCCL_INTRA_RING};
+
 static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inplace, size_t max_msg) {
   pccl_sched_t *sched = calloc((size_t)p, sizeof(*sched));
   rank_bufs_t *bufs = calloc((size_t)p, sizeof(*bufs));
@@ -128,11 +151,15 @@ static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inpla
   int32_t **tmp = calloc((size_t)p, sizeof(*tmp));
   pccl_exec_ws_t *ws = calloc((size_t)p, sizeof(*ws));
   pccl_mem_world_t *world = NULL;
-  int ok = pccl_mem_world_create(p, &world) == PCCL_OK;
+  pccl_topo_t topo;
+  layout_t lay = g_layout;
+  if (lay.per_node < 0 && -lay.per_node > p) lay.per_node = -p;
+  int ok = make_topo(p, lay, &topo);
+  ok = ok && pccl_mem_world_create(p, &world) == PCCL_OK;
   for (int r = 0; ok && r < p; r++) {
     setup(&bufs[r], al->coll, p, r, root, c, inplace);
     pccl_sb_t *sb;
-    pccl_coll_args_t a = {al->coll, p, r, root, c, bufs[r].aliased};
+    pccl_coll_args_t a = {al->coll, p, r, root, c, bufs[r].aliased, &topo, lay.intra};
     ok = pccl_sb_create(p, r, sizeof(int32_t), bufs[r].aliased, bufs[r].send_in_recv, max_msg, &sb) == PCCL_OK;
     if (ok && al->generate(sb, &a) != PCCL_OK) {
       pccl_sb_destroy(sb);
@@ -151,8 +178,8 @@ static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inpla
   if (ok) {
     pccl_status_t st = pccl_mem_run_all(execs, p);
     if (st != PCCL_OK) {
-      printf("FAIL %s/%s p=%d root=%d count=%zu inplace=%d max_msg=%zu: %s (deadlock or size mismatch)\n",
-             pccl_coll_name(al->coll), al->name, p, root, c, inplace, max_msg, pccl_status_string(st));
+      printf("FAIL %s/%s p=%d per_node=%d root=%d count=%zu inplace=%d max_msg=%zu: %s (deadlock or size mismatch)\n",
+             pccl_coll_name(al->coll), al->name, p, lay.per_node, root, c, inplace, max_msg, pccl_status_string(st));
       ok = 0;
     }
   }
@@ -166,6 +193,7 @@ static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inpla
     free(tmp[r]);
   }
   pccl_mem_world_destroy(world);
+  pccl_topo_free(&topo);
   free(sched);
   free(bufs);
   free(execs);
@@ -176,10 +204,17 @@ static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inpla
 int main(int argc, char **argv) {
   int max_p = argc > 1 ? atoi(argv[1]) : 64;
   const size_t counts[] = {1, 2, 3, 7, 33};
+  /* Hierarchical algorithms run on several node layouts; flat ones on one. */
+  const layout_t layouts[] = {{1, PCCL_INTRA_RING},      {2, PCCL_INTRA_RING},
+                              {3, PCCL_INTRA_RING},      {4, PCCL_INTRA_RECURSIVE},
+                              {5, PCCL_INTRA_RECURSIVE}, {-3, PCCL_INTRA_RING}};
   for (int ai = 0; ai < PCCL_ALGO_COUNT; ai++) {
     const pccl_algo_t *al = &pccl_algos[ai];
     int before = failed;
+    int hier = strncmp(al->name, "hier", 4) == 0;
+    for (size_t li = 0; li < (hier ? sizeof layouts / sizeof layouts[0] : 1); li++)
     for (int p = 1; p <= max_p; p++) {
+      g_layout = layouts[li];
       int roots[3] = {0, p - 1, p / 2};
       int nroots = rooted(al->coll) ? 3 : 1;
       for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)

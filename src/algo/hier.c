@@ -1,0 +1,219 @@
+/* hier.c - two-level (hierarchical) all-gather, reduce-scatter and all-reduce,
+ * after the PCCL paper, composed from the group building blocks of the other
+ * family files; no flat algorithm is written again here.
+ *
+ * All-gather on N nodes: (1) the ranks with the same local index form one
+ * sub-group per index, one member per node, and all-gather between nodes, all
+ * sub-groups at once (every rank of a node talks off-node, so every NIC of a
+ * real node carries traffic); (2) each node all-gathers what its ranks
+ * collected; (3) a local shuffle puts the blocks in rank order.
+ * Reduce-scatter runs the mirror image: a local shuffle groups the blocks by
+ * local index, the node reduce-scatters so each rank holds its index's blocks
+ * summed over the node, and the sub-groups reduce-scatter between nodes.
+ * All-reduce is the reduce-scatter followed by the all-gather.
+ *
+ * Nodes of unequal size: local index v of a node with m ranks is served by
+ * its rank v mod m, so every sub-group still has one member per node; a
+ * member that stands in for a missing index contributes an empty block. The
+ * staging vector of a node is ordered by serving rank, then index, then node,
+ * so what each rank hands the node step is contiguous.
+ *
+ * Cost (N nodes of M ranks, n bytes in total, ring inside the node):
+ *   the between-node algorithm on n/M bytes over N members, plus
+ *   (M-1) alpha + (M-1)/M n beta inside the node, plus n of local copying. */
+#include "algo.h"
+
+typedef struct {
+  const pccl_topo_t *t;
+  const size_t *boff; /* the collective's blocks, one per rank */
+  int node, local, nlocal, maxlocal;
+  size_t *seg; /* seg[v]: where index v's blocks start in the staging vector */
+  size_t *rb;  /* rb[r]: where the part of local rank r starts; rb[nlocal] = total */
+} layout_t;
+
+static int node_size(const pccl_topo_t *t, int n) { return t->node_off[n + 1] - t->node_off[n]; }
+static int rank_at(const pccl_topo_t *t, int n, int l) { return t->members[t->node_off[n] + l]; }
+static size_t blen(const size_t *boff, int x) { return boff[x + 1] - boff[x]; }
+
+/* Elements of index v's blocks, over the nodes that have an index v. */
+static size_t segment_len(const layout_t *L, int v) {
+  size_t len = 0;
+  for (int n = 0; n < L->t->nnodes; n++)
+    if (v < node_size(L->t, n)) len += blen(L->boff, rank_at(L->t, n, v));
+  return len;
+}
+
+static int make_layout(pccl_sb_t *sb, const pccl_topo_t *t, int rank, const size_t *boff,
+                       layout_t *L) {
+  L->t = t;
+  L->boff = boff;
+  L->node = t->node_of[rank];
+  L->nlocal = node_size(t, L->node);
+  L->local = 0;
+  while (rank_at(t, L->node, L->local) != rank) L->local++;
+  L->maxlocal = 0;
+  for (int n = 0; n < t->nnodes; n++)
+    if (node_size(t, n) > L->maxlocal) L->maxlocal = node_size(t, n);
+  L->seg = pccl_sb_scratch(sb, (size_t)L->maxlocal * sizeof(size_t));
+  L->rb = pccl_sb_scratch(sb, ((size_t)L->nlocal + 1) * sizeof(size_t));
+  if (!L->seg || !L->rb) return 0;
+  size_t at = boff[0];
+  for (int r = 0; r < L->nlocal; r++) {
+    L->rb[r] = at;
+    for (int v = r; v < L->maxlocal; v += L->nlocal) {
+      L->seg[v] = at;
+      at += segment_len(L, v);
+    }
+  }
+  L->rb[L->nlocal] = at;
+  return 1;
+}
+
+/* The between-node sub-group of index v (this rank's node is member
+ * L->node) and its blocks inside the staging vector. */
+static int inter_group(pccl_sb_t *sb, const layout_t *L, int v, pccl_group_t *g, size_t **gboff) {
+  const pccl_topo_t *t = L->t;
+  int *ranks = pccl_sb_scratch(sb, (size_t)t->nnodes * sizeof(int));
+  size_t *b = pccl_sb_scratch(sb, ((size_t)t->nnodes + 1) * sizeof(size_t));
+  if (!ranks || !b) return 0;
+  b[0] = L->seg[v];
+  for (int n = 0; n < t->nnodes; n++) {
+    int m = node_size(t, n);
+    ranks[n] = rank_at(t, n, v % m);
+    b[n + 1] = b[n] + (v < m ? blen(L->boff, rank_at(t, n, v)) : 0);
+  }
+  *g = (pccl_group_t){t->nnodes, L->node, ranks};
+  *gboff = b;
+  return 1;
+}
+
+static pccl_group_t node_group(const layout_t *L) {
+  pccl_group_t g = {L->nlocal, L->local, L->t->members + L->t->node_off[L->node]};
+  return g;
+}
+
+/* Copies between rank order (at `ranked`) and staging order (at `staged`). */
+static void shuffle(pccl_sb_t *sb, const layout_t *L, pccl_place_t ranked, pccl_place_t staged,
+                    int to_ranked) {
+  for (int v = 0; v < L->maxlocal; v++) {
+    size_t pos = L->seg[v];
+    for (int n = 0; n < L->t->nnodes; n++) {
+      if (v >= node_size(L->t, n)) continue;
+      int x = rank_at(L->t, n, v);
+      pccl_region_t r = pccl_rg(ranked.buf, ranked.off + L->boff[x], blen(L->boff, x));
+      pccl_region_t s = pccl_rg(staged.buf, staged.off + pos, r.len);
+      if (to_ranked)
+        pccl_sb_copy(sb, r, s);
+      else
+        pccl_sb_copy(sb, s, r);
+      pos += r.len;
+    }
+  }
+}
+
+static void hier_allgather(pccl_sb_t *sb, const layout_t *L, const pccl_place_t *in,
+                           pccl_place_t out, pccl_group_ag_fn inter, pccl_group_ag_fn intra) {
+  const pccl_topo_t *t = L->t;
+  int me = rank_at(t, L->node, L->local);
+  size_t total = L->rb[L->nlocal] - L->boff[0];
+  pccl_place_t stage = {PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - L->boff[0]};
+  pccl_place_t here = {out.buf, out.off + L->boff[me]};
+  for (int v = L->local; v < L->maxlocal; v += L->nlocal) {
+    pccl_group_t g;
+    size_t *gboff;
+    if (!inter_group(sb, L, v, &g, &gboff)) return;
+    /* Only index `local` is this rank's own; it stands in for the others. */
+    inter(sb, &g, gboff, v == L->local ? (in ? in : &here) : NULL, stage);
+  }
+  pccl_group_t node = node_group(L);
+  intra(sb, &node, L->rb, NULL, stage);
+  shuffle(sb, L, out, stage, 1);
+}
+
+static void hier_reduce_scatter(pccl_sb_t *sb, const layout_t *L, pccl_place_t in,
+                                pccl_place_t out, pccl_group_rs_fn inter, pccl_group_rs_fn intra) {
+  size_t total = L->rb[L->nlocal] - L->boff[0];
+  pccl_place_t stage = {PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - L->boff[0]};
+  shuffle(sb, L, in, stage, 0);
+  size_t part = L->rb[L->local + 1] - L->rb[L->local];
+  size_t acc = pccl_sb_tmp(sb, part);
+  pccl_group_t node = node_group(L);
+  intra(sb, &node, L->rb, stage, (pccl_place_t){PCCL_BUF_TMP, acc});
+  pccl_place_t mine = {PCCL_BUF_TMP, acc - L->rb[L->local]}; /* staging offsets map here */
+  for (int v = L->local; v < L->maxlocal; v += L->nlocal) {
+    pccl_group_t g;
+    size_t *gboff;
+    if (!inter_group(sb, L, v, &g, &gboff)) return;
+    inter(sb, &g, gboff, mine, out); /* empty result where v is not this rank's index */
+  }
+}
+
+static pccl_group_ag_fn intra_ag(const pccl_coll_args_t *a) {
+  return a->intra == PCCL_INTRA_RECURSIVE ? pccl_recdbl_allgather : pccl_ring_allgather;
+}
+
+static pccl_group_rs_fn intra_rs(const pccl_coll_args_t *a) {
+  return a->intra == PCCL_INTRA_RECURSIVE ? pccl_rechalv_reduce_scatter : pccl_ring_reduce_scatter;
+}
+
+static pccl_status_t gen_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_group_ag_fn inter) {
+  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  layout_t L;
+  if (!a->topo) return PCCL_ERR_INTERNAL;
+  if (!boff || !make_layout(sb, a->topo, a->rank, boff, &L)) return PCCL_ERR_NO_MEMORY;
+  pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
+  hier_allgather(sb, &L, &in, out, inter, intra_ag(a));
+  return PCCL_OK;
+}
+
+static pccl_status_t gen_reduce_scatter(pccl_sb_t *sb, const pccl_coll_args_t *a,
+                                        pccl_group_rs_fn inter) {
+  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  layout_t L;
+  if (!a->topo) return PCCL_ERR_INTERNAL;
+  if (!boff || !make_layout(sb, a->topo, a->rank, boff, &L)) return PCCL_ERR_NO_MEMORY;
+  pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
+  hier_reduce_scatter(sb, &L, in, out, inter, intra_rs(a));
+  return PCCL_OK;
+}
+
+static pccl_status_t gen_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a,
+                                   pccl_group_rs_fn inter_rs, pccl_group_ag_fn inter_ag) {
+  size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
+  layout_t L;
+  if (!a->topo) return PCCL_ERR_INTERNAL;
+  if (!boff || !make_layout(sb, a->topo, a->rank, boff, &L)) return PCCL_ERR_NO_MEMORY;
+  pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
+  pccl_place_t mine = {PCCL_BUF_RECV, boff[a->rank]};
+  hier_reduce_scatter(sb, &L, in, mine, inter_rs, intra_rs(a));
+  hier_allgather(sb, &L, NULL, out, inter_ag, intra_ag(a));
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_gen_allgather_hier_ring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  return gen_allgather(sb, a, pccl_ring_allgather);
+}
+
+pccl_status_t pccl_gen_allgather_hier_recdbl(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  return gen_allgather(sb, a, pccl_recdbl_allgather);
+}
+
+pccl_status_t pccl_gen_allgather_hier_bruck(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  return gen_allgather(sb, a, pccl_bruck_allgather);
+}
+
+pccl_status_t pccl_gen_rs_hier_ring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  return gen_reduce_scatter(sb, a, pccl_ring_reduce_scatter);
+}
+
+pccl_status_t pccl_gen_rs_hier_rechalv(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  return gen_reduce_scatter(sb, a, pccl_rechalv_reduce_scatter);
+}
+
+pccl_status_t pccl_gen_allreduce_hier_ring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  return gen_allreduce(sb, a, pccl_ring_reduce_scatter, pccl_ring_allgather);
+}
+
+pccl_status_t pccl_gen_allreduce_hier_rec(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  return gen_allreduce(sb, a, pccl_rechalv_reduce_scatter, pccl_recdbl_allgather);
+}

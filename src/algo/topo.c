@@ -1,0 +1,44 @@
+/* topo.c - the node layout that hierarchical generators read. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo.h"
+
+pccl_status_t pccl_topo_create(int nranks, const int *node_of, const int *local_of,
+                               pccl_topo_t *t) {
+  memset(t, 0, sizeof(*t));
+  int nnodes = 0;
+  for (int r = 0; r < nranks; r++) {
+    if (node_of[r] < 0 || node_of[r] >= nranks || local_of[r] < 0) return PCCL_ERR_INVALID_ARGUMENT;
+    if (node_of[r] >= nnodes) nnodes = node_of[r] + 1;
+  }
+  /* node_off (nnodes + 1), members, node_of: one block */
+  int *mem = calloc((size_t)nnodes + 1 + 2 * (size_t)nranks, sizeof(int));
+  if (!mem) return PCCL_ERR_NO_MEMORY;
+  int *off = mem, *members = mem + nnodes + 1, *nodes = members + nranks;
+  for (int r = 0; r < nranks; r++) off[node_of[r] + 1]++;
+  for (int n = 0; n < nnodes; n++) off[n + 1] += off[n];
+  for (int r = 0; r < nranks; r++) members[r] = -1;
+  for (int r = 0; r < nranks; r++) {
+    int n = node_of[r], size = off[n + 1] - off[n];
+    int *slot = &members[off[n] + local_of[r]];
+    if (local_of[r] >= size || *slot >= 0) { /* index out of range or taken twice */
+      free(mem);
+      return PCCL_ERR_INVALID_ARGUMENT;
+    }
+    *slot = r;
+    nodes[r] = n;
+  }
+  for (int n = 0; n < nnodes; n++)
+    if (off[n + 1] == off[n]) { /* a node number nobody has */
+      free(mem);
+      return PCCL_ERR_INVALID_ARGUMENT;
+    }
+  *t = (pccl_topo_t){nnodes, off, members, nodes, mem};
+  return PCCL_OK;
+}
+
+void pccl_topo_free(pccl_topo_t *t) {
+  free(t->mem);
+  memset(t, 0, sizeof(*t));
+}
