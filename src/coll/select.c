@@ -10,6 +10,7 @@ typedef struct {
   pccl_coll_t coll;
   size_t max_bytes;
   int min_ranks;
+  int multi_node; /* only where ranks span several nodes and some node holds more than one */
   pccl_algo_id_t algo;
 } rule_t;
 
@@ -22,26 +23,36 @@ typedef struct {
  * with rabenseifner at 4 KiB). The tuner of a later issue replaces such
  * hand-set rows with measured ones. */
 static const rule_t rules[] = {
-    {PCCL_COLL_ALLGATHER, 64 << 10, 4, PCCL_ALGO_ALLGATHER_BRUCK},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, PCCL_ALGO_ALLGATHER_RING},
-    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, PCCL_ALGO_REDUCE_SCATTER_RECHALV},
-    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, PCCL_ALGO_REDUCE_SCATTER_RING},
-    {PCCL_COLL_ALLREDUCE, 2 << 10, 1, PCCL_ALGO_ALLREDUCE_RECDBL},
-    {PCCL_COLL_ALLREDUCE, 4 << 10, 1, PCCL_ALGO_ALLREDUCE_RABENSEIFNER},
-    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, PCCL_ALGO_ALLREDUCE_RECDBL},
-    {PCCL_COLL_ALLREDUCE, 1 << 20, 1, PCCL_ALGO_ALLREDUCE_RABENSEIFNER},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, PCCL_ALGO_ALLREDUCE_RING},
-    {PCCL_COLL_BROADCAST, SIZE_MAX, 1, PCCL_ALGO_BROADCAST_BINOMIAL},
-    {PCCL_COLL_REDUCE, SIZE_MAX, 1, PCCL_ALGO_REDUCE_BINOMIAL},
-    {PCCL_COLL_SCATTER, SIZE_MAX, 1, PCCL_ALGO_SCATTER_BINOMIAL},
-    {PCCL_COLL_GATHER, SIZE_MAX, 1, PCCL_ALGO_GATHER_BINOMIAL},
-    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, PCCL_ALGO_ALLTOALL_PAIRWISE},
+    /* Several nodes: the two-level algorithms (see hier.c), logarithmic
+     * between nodes while latency matters, ring where bandwidth does. */
+    {PCCL_COLL_ALLGATHER, 4 << 20, 1, 1, PCCL_ALGO_ALLGATHER_HIER_RECDBL},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, PCCL_ALGO_ALLGATHER_HIER_RING},
+    {PCCL_COLL_REDUCE_SCATTER, 4 << 20, 1, 1, PCCL_ALGO_REDUCE_SCATTER_HIER_RECHALV},
+    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, PCCL_ALGO_REDUCE_SCATTER_HIER_RING},
+    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, PCCL_ALGO_ALLREDUCE_HIER_REC},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, PCCL_ALGO_ALLREDUCE_HIER_RING},
+    {PCCL_COLL_ALLGATHER, 64 << 10, 4, 0, PCCL_ALGO_ALLGATHER_BRUCK},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, PCCL_ALGO_ALLGATHER_RING},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, PCCL_ALGO_REDUCE_SCATTER_RECHALV},
+    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 0, PCCL_ALGO_REDUCE_SCATTER_RING},
+    {PCCL_COLL_ALLREDUCE, 2 << 10, 1, 0, PCCL_ALGO_ALLREDUCE_RECDBL},
+    {PCCL_COLL_ALLREDUCE, 4 << 10, 1, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER},
+    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, PCCL_ALGO_ALLREDUCE_RECDBL},
+    {PCCL_COLL_ALLREDUCE, 1 << 20, 1, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, PCCL_ALGO_ALLREDUCE_RING},
+    {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, PCCL_ALGO_BROADCAST_BINOMIAL},
+    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, PCCL_ALGO_REDUCE_BINOMIAL},
+    {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, PCCL_ALGO_SCATTER_BINOMIAL},
+    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, PCCL_ALGO_GATHER_BINOMIAL},
+    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, PCCL_ALGO_ALLTOALL_PAIRWISE},
 };
 
 const pccl_algo_t *pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
   if (comm->forced[coll]) return comm->forced[coll];
+  int multi_node = comm->nnodes > 1 && comm->nnodes < comm->size;
   for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-    if (rules[i].coll == coll && bytes <= rules[i].max_bytes && comm->size >= rules[i].min_ranks)
+    if (rules[i].coll == coll && bytes <= rules[i].max_bytes && comm->size >= rules[i].min_ranks &&
+        (multi_node || !rules[i].multi_node))
       return &pccl_algos[rules[i].algo];
   return NULL;
 }

@@ -35,7 +35,7 @@ typedef enum { CHECK_OFF, CHECK_OK, CHECK_FAIL } check_result_t;
 
 typedef struct {
   size_t bytes;
-  const char *algorithm; /* what pccl ran */
+  char algorithm[MAX_NAME + 8]; /* what pccl ran; "auto:NAME" when it chose */
   double pccl_seconds;
   bool has_mpi;
   double mpi_seconds;
@@ -158,9 +158,9 @@ static void print_table_header(const bench_t *b, pccl_coll_t coll) {
   else
     printf("adaptive (>= %.0f ms per block)", TARGET_BLOCK_SECONDS * 1e3);
   printf("  check %s\n#\n", b->opts.check ? "on" : "off");
-  printf("#%11s %12s %9s  %-14s %10s %8s %8s %10s %9s %8s %6s\n", "size(B)", "count", "dtype",
+  printf("#%11s %12s %9s  %-18s %10s %8s %8s %10s %9s %8s %6s\n", "size(B)", "count", "dtype",
          "algorithm", "time_us", "algbw", "busbw", "mpi_us", "mpi_busbw", "speedup", "check");
-  printf("#%11s %12s %9s  %-14s %10s %8s %8s %10s %9s\n", "(B)", "(elements)", "", "", "(us)",
+  printf("#%11s %12s %9s  %-18s %10s %8s %8s %10s %9s\n", "(B)", "(elements)", "", "", "(us)",
          "(GB/s)", "(GB/s)", "(us)", "(GB/s)");
   fflush(stdout);
 }
@@ -173,7 +173,7 @@ static void report_size(const bench_t *b, const bench_case_t *c, const size_resu
   double mpi_busbw = (double)r->bytes / r->mpi_seconds / 1e9 * factor;
   double speedup = r->mpi_seconds / r->pccl_seconds;
   char mpi_text[32], busbw_text[32], speedup_text[32];
-  printf("%12zu %12zu %9s  %-14s %10.2f %8.2f %8.2f %10s %9s %8s %6s\n", r->bytes,
+  printf("%12zu %12zu %9s  %-18s %10.2f %8.2f %8.2f %10s %9s %8s %6s\n", r->bytes,
          r->bytes / pccl_dtype_size(b->opts.dtype), pccl_dtype_name(b->opts.dtype), r->algorithm,
          time_us, algbw, algbw * factor,
          optional_number(mpi_text, sizeof mpi_text, r->has_mpi, mpi_us, 2, "n/a"),
@@ -208,7 +208,8 @@ static void benchmark_size(bench_t *b, pccl_coll_t coll, const char *forced_algo
   }
   time_interleaved(b, &c, choose_iterations(b, &c), &result);
   result.check = b->opts.check ? check_pccl_result(b, &c) : CHECK_OFF;
-  result.algorithm = pccl_comm_last_algo(b->comm);
+  snprintf(result.algorithm, sizeof result.algorithm, "%s%s", forced_algo ? "" : "auto:",
+           pccl_comm_last_algo(b->comm));
   if (result.check == CHECK_FAIL) b->any_check_failed = true;
   report_size(b, &c, &result);
 }

@@ -23,7 +23,7 @@ void print_usage(FILE *out) {
       "               broadcast, reduce, scatter, gather, alltoall, or all\n"
       "               (default allgather,reducescatter,allreduce)\n"
       "  -a LIST      algorithms: comma list of names, all (every registered one) or\n"
-      "               auto (automatic selection; default)\n"
+      "               auto (automatic selection, reported as auto:NAME; default)\n"
       "  -b SIZE      smallest size in bytes (default 1K); K, M, G are powers of 1024\n"
       "  -e SIZE      largest size in bytes (default 64M)\n"
       "  -f FACTOR    integer size multiplication factor, at least 2 (default 2)\n"
