@@ -155,6 +155,12 @@ typedef void (*pccl_group_ag_fn)(pccl_sb_t *sb, const pccl_group_t *g, const siz
 typedef void (*pccl_group_rs_fn)(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
                                  pccl_place_t in, pccl_place_t out);
 
+/* A group algorithm run as the collective itself: every rank a member, equal
+ * blocks of `count`, from SEND into RECV. */
+pccl_status_t pccl_flat_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_group_ag_fn fn);
+pccl_status_t pccl_flat_reduce_scatter(pccl_sb_t *sb, const pccl_coll_args_t *a,
+                                       pccl_group_rs_fn fn);
+
 void pccl_recdbl_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
                            const pccl_place_t *in, pccl_place_t out);
 void pccl_bruck_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,

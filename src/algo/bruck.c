@@ -39,10 +39,5 @@ void pccl_bruck_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *bo
 }
 
 pccl_status_t pccl_gen_allgather_bruck(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  pccl_group_t g = pccl_group_all(a);
-  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
-  if (!boff) return PCCL_ERR_NO_MEMORY;
-  pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
-  pccl_bruck_allgather(sb, &g, boff, &in, out);
-  return PCCL_OK;
+  return pccl_flat_allgather(sb, a, pccl_bruck_allgather);
 }

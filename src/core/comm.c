@@ -104,22 +104,36 @@ static void topology_fixed(pccl_comm_t *c, int per_node) {
   c->local_size = left < per_node ? left : per_node;
 }
 
-/* Every rank's node and index in it, for the hierarchical generators. */
-static int gather_topology(pccl_comm_t *c) {
-  int mine[2] = {c->node, c->local_rank};
-  int *both = malloc(2 * (size_t)c->size * sizeof(int));
-  int *split = malloc(2 * (size_t)c->size * sizeof(int));
-  int rc = both && split ? MPI_Allgather(mine, 2, MPI_INT, both, 2, MPI_INT, c->mpi) : MPI_ERR_NO_MEM;
-  if (rc == MPI_SUCCESS) {
-    for (int r = 0; r < c->size; r++) {
-      split[r] = both[2 * r];
-      split[c->size + r] = both[2 * r + 1];
-    }
-    if (pccl_topo_create(c->size, split, split + c->size, &c->topo) != PCCL_OK) rc = MPI_ERR_NO_MEM;
+/* Every rank's node and index in it, for the hierarchical generators, and a
+ * check that the ranks agree on what shapes their schedules: a rank that
+ * built different steps would wait forever for messages nobody sends. All
+ * ranks see the same gathered data, so all reach the same verdict. */
+static pccl_status_t gather_topology(pccl_comm_t *c, const char *where) {
+  int mine[3] = {c->node, c->local_rank, (int)c->intra};
+  int *all = malloc(3 * (size_t)c->size * sizeof(int));
+  int *node = malloc(2 * (size_t)c->size * sizeof(int)), *local = node ? node + c->size : NULL;
+  int ok = all && node, rc = MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->mpi);
+  if (rc == MPI_SUCCESS && ok) rc = MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, c->mpi);
+  pccl_status_t st = PCCL_OK;
+  if (rc != MPI_SUCCESS)
+    st = mpi_failed(PCCL_ERR_MPI, where, rc);
+  else if (!ok)
+    st = pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory gathering the node layout");
+  for (int r = 0; st == PCCL_OK && r < c->size; r++) {
+    node[r] = all[3 * r];
+    local[r] = all[3 * r + 1];
+    if (all[3 * r + 2] != (int)c->intra)
+      st = pccl__error(NULL, PCCL_ERR_CONFIG, where,
+                       "ranks disagree on PCCL_HIER_INTRA (rank %d has another value than rank %d)",
+                       r, c->rank);
   }
-  free(both);
-  free(split);
-  return rc;
+  if (st == PCCL_OK && pccl_topo_create(c->size, node, local, &c->topo) != PCCL_OK)
+    st = pccl__error(NULL, PCCL_ERR_CONFIG, where,
+                     "ranks disagree on the node layout (is PCCL_RANKS_PER_NODE the same on "
+                     "every rank?)");
+  free(all);
+  free(node);
+  return st;
 }
 
 /* Reads PCCL_ALGO, PCCL_RANKS_PER_NODE (0 in *per_node when unset),
@@ -215,12 +229,15 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
     topology_fixed(c, (int)per_node);
   else
     rc = topology_from_mpi(c);
-  if (rc == MPI_SUCCESS) rc = gather_topology(c);
   if (rc != MPI_SUCCESS) {
-    pccl_topo_free(&c->topo);
     MPI_Comm_free(&c->mpi);
     free(c);
     return mpi_failed(PCCL_ERR_MPI, where, rc);
+  }
+  if ((st = gather_topology(c, where)) != PCCL_OK) {
+    MPI_Comm_free(&c->mpi);
+    free(c);
+    return st;
   }
   if ((st = setup_transports(c, (int)use_shm)) != PCCL_OK) {
     pccl_topo_free(&c->topo);

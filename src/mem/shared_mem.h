@@ -5,7 +5,10 @@
  * offset); a peer opens the file through /proc/<pid>/fd/<fd> and maps it, so
  * it copies or reduces with plain loads instead of a system call per message.
  * Ids are never reused, so a peer's cached mapping can never name a newer
- * allocation that happens to get the same descriptor number. */
+ * allocation that happens to get the same descriptor number. A peer keeps
+ * its mappings (up to a small number per communicator, oldest dropped first)
+ * after the owner frees the allocation, so the pages of a freed buffer live
+ * on until the peer drops or destroys them. */
 #ifndef PCCL_SHARED_MEM_H
 #define PCCL_SHARED_MEM_H
 

@@ -212,6 +212,20 @@ static void algo_errors(pccl_comm_t *comm) {
 
 /* Each malformed environment makes creation fail with PCCL_ERR_CONFIG and a
  * message that quotes the offending text; a valid one creates fine. */
+/* Ranks that disagree on what shapes their schedules: every rank gets
+ * PCCL_ERR_CONFIG at creation instead of a hang in the first collective. */
+static void disagreeing_env(const char *var, const char *mine, const char *quoted) {
+  setenv(var, mine, 1);
+  pccl_comm_t *c = (pccl_comm_t *)&g_pass;
+  pccl_status_t st = pccl_comm_create_mpi(MPI_COMM_WORLD, &c);
+  char what[256];
+  snprintf(what, sizeof what, "ranks disagree on %s (mine \"%s\"): status %d, message \"%s\"",
+           var, mine, (int)st, pccl_last_error(NULL));
+  expect(st == PCCL_ERR_CONFIG && c == NULL && strstr(pccl_last_error(NULL), quoted), what);
+  if (st == PCCL_OK) pccl_comm_destroy(c);
+  unsetenv(var);
+}
+
 static void env_errors(void) {
   static const struct {
     const char *var, *value, *quoted;
@@ -226,6 +240,8 @@ static void env_errors(void) {
       {"PCCL_RANKS_PER_NODE", "-3", "-3"},
       {"PCCL_RANKS_PER_NODE", "4x", "4x"},
       {"PCCL_RANKS_PER_NODE", "99999999999999999999999", "99999999999999999999999"},
+      {"PCCL_HIER_INTRA", "fast", "fast"},
+      {"PCCL_HIER_INTRA", "Ring", "Ring"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv(bad[i].var, bad[i].value, 1);
@@ -321,6 +337,12 @@ int main(int argc, char **argv) {
   }
   comm_errors();
   env_errors();
+  if (g_size >= 2) disagreeing_env("PCCL_HIER_INTRA", g_rank == 0 ? "recursive" : "ring", "PCCL_HIER_INTRA");
+  if (g_size >= 3) { /* rank 1 alone on node 1, the others one node too large for their indices */
+    char rpn[16];
+    snprintf(rpn, sizeof rpn, "%d", g_rank == 1 ? 1 : g_size);
+    disagreeing_env("PCCL_RANKS_PER_NODE", rpn, "node layout");
+  }
   mem_errors();
   status_strings();
 

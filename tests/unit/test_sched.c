@@ -142,9 +142,8 @@ static int make_topo(int p, layout_t l, pccl_topo_t *t) {
   return ok;
 }
 
-static layout_t g_layout = {1, PCCL_INTRA_RING};
-
-static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inplace, size_t max_msg) {
+static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_t c, int inplace,
+                     size_t max_msg) {
   pccl_sched_t *sched = calloc((size_t)p, sizeof(*sched));
   rank_bufs_t *bufs = calloc((size_t)p, sizeof(*bufs));
   pccl_exec_t *execs = calloc((size_t)p, sizeof(*execs));
@@ -152,7 +151,6 @@ static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inpla
   pccl_exec_ws_t *ws = calloc((size_t)p, sizeof(*ws));
   pccl_mem_world_t *world = NULL;
   pccl_topo_t topo;
-  layout_t lay = g_layout;
   if (lay.per_node < 0 && -lay.per_node > p) lay.per_node = -p;
   int ok = make_topo(p, lay, &topo);
   ok = ok && pccl_mem_world_create(p, &world) == PCCL_OK;
@@ -201,9 +199,23 @@ static void run_case(const pccl_algo_t *al, int p, int root, size_t c, int inpla
   free(ws);
 }
 
+/* Every count, in-place or not, every distinct root, then split messages. */
+static void run_sweep(const pccl_algo_t *al, int p, layout_t lay) {
+  const size_t counts[] = {1, 2, 3, 7, 33};
+  int roots[3] = {0, p - 1, p / 2};
+  int nroots = rooted(al->coll) ? 3 : 1;
+  for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
+    for (int inplace = 0; inplace < 2; inplace++)
+      for (int ri = 0; ri < nroots; ri++) {
+        if (ri > 0 && roots[ri] == roots[ri - 1]) continue;
+        run_case(al, p, lay, roots[ri], counts[ci], inplace, (size_t)1 << 30);
+      }
+  /* Messages split into pieces of 3 elements. */
+  run_case(al, p, lay, p - 1, 10, 0, 3 * sizeof(int32_t));
+}
+
 int main(int argc, char **argv) {
   int max_p = argc > 1 ? atoi(argv[1]) : 64;
-  const size_t counts[] = {1, 2, 3, 7, 33};
   /* Hierarchical algorithms run on several node layouts; flat ones on one. */
   const layout_t layouts[] = {{1, PCCL_INTRA_RING},      {2, PCCL_INTRA_RING},
                               {3, PCCL_INTRA_RING},      {4, PCCL_INTRA_RECURSIVE},
@@ -213,19 +225,7 @@ int main(int argc, char **argv) {
     int before = failed;
     int hier = strncmp(al->name, "hier", 4) == 0;
     for (size_t li = 0; li < (hier ? sizeof layouts / sizeof layouts[0] : 1); li++)
-    for (int p = 1; p <= max_p; p++) {
-      g_layout = layouts[li];
-      int roots[3] = {0, p - 1, p / 2};
-      int nroots = rooted(al->coll) ? 3 : 1;
-      for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
-        for (int inplace = 0; inplace < 2; inplace++)
-          for (int ri = 0; ri < nroots; ri++) {
-            if (ri > 0 && roots[ri] == roots[ri - 1]) continue;
-            run_case(al, p, roots[ri], counts[ci], inplace, (size_t)1 << 30);
-          }
-      /* Messages split into pieces of 3 elements. */
-      run_case(al, p, p - 1, 10, 0, 3 * sizeof(int32_t));
-    }
+      for (int p = 1; p <= max_p; p++) run_sweep(al, p, layouts[li]);
     printf("%-14s %-13s %s\n", pccl_coll_name(al->coll), al->name, failed == before ? "ok" : "FAILED");
   }
   printf("%d passed, %d failed\n", passed, failed);

@@ -13,8 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: hier_sweep.sh OUTDIR [NODES...]}
 shift
-node_counts=("${@:-2 4 8}")
-read -r -a node_counts <<< "${node_counts[*]}"
+node_counts=("$@")
+(( $# )) || node_counts=(2 4 8)
 rate=${RATE_GBIT:-1}
 read -r -a sizes <<< "${SIZES:--b 16K -e 4M -f 4}"
 rounds=${ROUNDS:-3}

@@ -2,8 +2,10 @@
  *
  * A sender publishes (address, length, tag) of its buffer in a descriptor
  * ring inside an MPI shared-memory window; the receiver copies the bytes
- * straight from the sender's address space into its own buffer with Linux
- * cross-memory attach (process_vm_readv) and marks the descriptor done. Each
+ * straight from the sender's address space into its own buffer and marks the
+ * descriptor done: with memcpy from its mapping of the sender's allocation
+ * when the buffer lies in memory from pccl_mem_alloc (shared_mem.h), else
+ * with Linux cross-memory attach (process_vm_readv). Each
  * byte crosses memory once, by the core that needs it. Where the kernel
  * forbids cross-memory attach (ptrace policy, seccomp) or the platform lacks
  * it, creation reports why and the communicator keeps MPI for those peers. */
