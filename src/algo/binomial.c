@@ -69,8 +69,7 @@ pccl_status_t pccl_gen_reduce_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a)
       got = pccl_rg(PCCL_BUF_TMP, pccl_sb_tmp(sb, c), c);
       if (t.rel != 0) acc = pccl_rg(PCCL_BUF_TMP, pccl_sb_tmp(sb, c), c);
     }
-    pccl_sb_recv(sb, abs_rank(&t, t.rel + m), got);
-    pccl_sb_reduce(sb, acc, cur, got);
+    pccl_sb_recv_reduce(sb, abs_rank(&t, t.rel + m), acc, got, cur, 1);
     cur = acc;
   }
   if (t.rel != 0)

@@ -25,8 +25,7 @@ pccl_status_t pccl_gen_allreduce_rabenseifner(pccl_sb_t *sb, const pccl_coll_arg
   pccl_place_t src = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   if (f.partner >= 0) {
     pccl_region_t got = pccl_rg(PCCL_BUF_TMP, pccl_sb_tmp(sb, a->count), a->count);
-    pccl_sb_recv(sb, f.partner, got);
-    pccl_sb_reduce(sb, got, got, in);
+    pccl_sb_recv_reduce(sb, f.partner, got, got, in, 0);
     src = (pccl_place_t){PCCL_BUF_TMP, got.off};
   }
   pccl_place_t acc = {PCCL_BUF_TMP, pccl_rechalv_reduce_scatter_pow2(sb, &g, &f, vb, src)};

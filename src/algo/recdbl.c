@@ -81,7 +81,12 @@ pccl_status_t pccl_gen_allgather_recdbl(pccl_sb_t *sb, const pccl_coll_args_t *a
 }
 
 /* Results are bit-identical on every rank: each pairwise reduction puts the
- * lower virtual rank's operand first on both sides. */
+ * lower virtual rank's operand first on both sides. Out of place, a rank
+ * outside the fold sends its input itself in the first round and folds the
+ * partner's message straight into the output (no copy of the input first);
+ * later rounds, and in place, land the message in TMP first: acc is still
+ * being sent to the same peer, and a receive that waited for that send
+ * would deadlock the pair. */
 pccl_status_t pccl_gen_allreduce_recdbl(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_fold_t f = pccl_fold(a->nranks, a->rank);
   pccl_region_t in = pccl_rg(PCCL_BUF_SEND, 0, a->count);
@@ -92,15 +97,19 @@ pccl_status_t pccl_gen_allreduce_recdbl(pccl_sb_t *sb, const pccl_coll_args_t *a
     return PCCL_OK;
   }
   pccl_region_t got = pccl_rg(PCCL_BUF_TMP, pccl_sb_tmp(sb, a->count), a->count);
-  if (f.partner >= 0) {
-    pccl_sb_recv(sb, f.partner, got);
-    pccl_sb_reduce(sb, acc, got, in);
-  } else {
+  const int direct = f.partner < 0 && !a->inplace && f.pof2 > 1;
+  if (f.partner >= 0)
+    pccl_sb_recv_reduce(sb, f.partner, acc, got, in, 0);
+  else if (!direct)
     pccl_sb_copy(sb, acc, in);
-  }
   for (int mask = 1; mask < f.pof2; mask <<= 1) {
     int vpeer = f.v ^ mask;
     int peer = pccl_fold_real(&f, vpeer);
+    if (direct && mask == 1) {
+      pccl_sb_send(sb, peer, in);
+      pccl_sb_recv_reduce(sb, peer, acc, got, in, vpeer > f.v);
+      continue;
+    }
     pccl_sb_send(sb, peer, acc);
     pccl_sb_recv(sb, peer, got);
     if (vpeer < f.v)

@@ -33,8 +33,7 @@ size_t pccl_rechalv_reduce_scatter_pow2(pccl_sb_t *sb, const pccl_group_t *g,
     pccl_region_t got = pccl_rg(PCCL_BUF_TMP, got_off, kept.len);
     int peer = pccl_group_rank(g, pccl_fold_real(f, vpeer));
     pccl_sb_send(sb, peer, given);
-    pccl_sb_recv(sb, peer, got);
-    pccl_sb_reduce(sb, pccl_rg(PCCL_BUF_TMP, acc.off + vb[keep], kept.len), kept, got);
+    pccl_sb_recv_reduce(sb, peer, pccl_rg(PCCL_BUF_TMP, acc.off + vb[keep], kept.len), got, kept, 1);
     src = acc;
     lo = keep;
   }
@@ -59,8 +58,8 @@ void pccl_rechalv_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const siz
   if (f.partner >= 0) {
     /* `got` mirrors the layout of `in` from boff[0] on. */
     size_t got = pccl_sb_tmp(sb, n);
-    pccl_sb_recv(sb, pccl_group_rank(g, f.partner), pccl_rg(PCCL_BUF_TMP, got, n));
-    pccl_sb_reduce(sb, pccl_rg(PCCL_BUF_TMP, got, n), pccl_rg(PCCL_BUF_TMP, got, n), all);
+    pccl_region_t staged = pccl_rg(PCCL_BUF_TMP, got, n);
+    pccl_sb_recv_reduce(sb, pccl_group_rank(g, f.partner), staged, staged, all, 0);
     src = (pccl_place_t){PCCL_BUF_TMP, got - boff[0]};
   }
   pccl_place_t acc = {PCCL_BUF_TMP, pccl_rechalv_reduce_scatter_pow2(sb, g, &f, vb, src)};

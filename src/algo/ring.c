@@ -52,12 +52,11 @@ void pccl_ring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t
     int b = (me - s - 2 + 2 * p) % p;
     pccl_region_t mine = pccl_block(in, boff, b);
     pccl_region_t partial = pccl_rg(PCCL_BUF_TMP, tmp[s % 2], mine.len);
-    pccl_sb_recv(sb, left, partial);
     if (s < p - 2) {
-      pccl_sb_reduce(sb, partial, partial, mine);
+      pccl_sb_recv_reduce(sb, left, partial, partial, mine, 0);
       pccl_sb_send(sb, right, partial);
     } else {
-      pccl_sb_reduce(sb, result, partial, mine);
+      pccl_sb_recv_reduce(sb, left, result, partial, mine, 0);
     }
   }
 }

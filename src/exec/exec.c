@@ -1,6 +1,9 @@
 /* exec.c - runs a schedule: a step starts once its dependencies finished;
  * sends and receives go to the transport non-blocking, local steps (reduce,
- * copy, divide) run at once on the calling thread. */
+ * copy, divide) run at once on the calling thread. A fused receive-reduce
+ * goes to the transport whole when it can fold the message in itself;
+ * otherwise the message lands in the step's staging region and the executor
+ * reduces it when the receive completes. */
 #include "exec.h"
 
 #include <stdlib.h>
@@ -26,7 +29,7 @@ pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *se
   x->divide = divide;
   x->tp = tp;
   x->tp_ctx = tp_ctx;
-  size_t need = 3 * (size_t)(sched->nsteps ? sched->nsteps : 1);
+  size_t need = 4 * (size_t)(sched->nsteps ? sched->nsteps : 1);
   if (need > ws->cap) {
     uint32_t *mem = realloc(ws->mem, need * sizeof(uint32_t));
     if (!mem) return PCCL_ERR_NO_MEMORY;
@@ -34,8 +37,9 @@ pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *se
     ws->cap = need;
   }
   x->waiting = ws->mem;
-  x->ready = x->waiting + need / 3;
-  x->done = x->ready + need / 3;
+  x->ready = x->waiting + need / 4;
+  x->done = x->ready + need / 4;
+  x->staged = x->done + need / 4;
   for (uint32_t i = 0; i < sched->nsteps; i++) {
     x->waiting[i] = sched->steps[i].ndeps;
     if (x->waiting[i] == 0) x->ready[x->nready++] = i;
@@ -54,6 +58,38 @@ static void finish(pccl_exec_t *x, uint32_t step) {
     if (--x->waiting[s->succ[i]] == 0) x->ready[x->nready++] = s->succ[i];
 }
 
+static pccl_reducer_t reducer_of(const pccl_exec_t *x, const pccl_step_t *st) {
+  pccl_reducer_t f = {x->reduce, x->elem_size, (st->flags & PCCL_STEP_MSG_SECOND) != 0};
+  return f;
+}
+
+/* Posts a fused receive-reduce: whole to the transport if it can take it,
+ * else as a plain receive into staging (reduced in complete()). */
+static pccl_status_t start_recv_reduce(pccl_exec_t *x, uint32_t id, const pccl_step_t *st) {
+  size_t bytes = st->dst.len * x->elem_size;
+  x->ninflight++;
+  x->staged[id] = 0;
+  if (x->tp->irecv_reduce) {
+    pccl_status_t rc = x->tp->irecv_reduce(x->tp_ctx, st->arg, st->tag, addr(x, st->dst),
+                                           addr(x, st->src2), bytes, reducer_of(x, st), id);
+    if (rc != PCCL_ERR_UNSUPPORTED) return rc;
+  }
+  x->staged[id] = 1;
+  return x->tp->irecv(x->tp_ctx, st->arg, st->tag, addr(x, st->src), bytes, id);
+}
+
+/* A message step the transport reports finished. */
+static void complete(pccl_exec_t *x, uint32_t id) {
+  const pccl_step_t *st = &x->sched->steps[id];
+  x->ninflight--;
+  if (st->kind == PCCL_STEP_RECV_REDUCE && x->staged[id]) {
+    const char *msg = addr(x, st->src), *local = addr(x, st->src2);
+    int second = (st->flags & PCCL_STEP_MSG_SECOND) != 0;
+    x->reduce(addr(x, st->dst), second ? local : msg, second ? msg : local, st->dst.len);
+  }
+  finish(x, id);
+}
+
 /* Starts one step; local steps also finish here. */
 static pccl_status_t start(pccl_exec_t *x, uint32_t id) {
   const pccl_step_t *st = &x->sched->steps[id];
@@ -67,6 +103,8 @@ static pccl_status_t start(pccl_exec_t *x, uint32_t id) {
       x->ninflight++;
       return x->tp->irecv(x->tp_ctx, st->arg, st->tag, addr(x, st->dst),
                           st->dst.len * x->elem_size, id);
+    case PCCL_STEP_RECV_REDUCE:
+      return start_recv_reduce(x, id, st);
     case PCCL_STEP_REDUCE:
       x->reduce(addr(x, st->dst), addr(x, st->src), addr(x, st->src2), st->dst.len);
       break;
@@ -85,7 +123,7 @@ static pccl_status_t start(pccl_exec_t *x, uint32_t id) {
 
 static int is_message(const pccl_exec_t *x, uint32_t id) {
   uint32_t k = x->sched->steps[id].kind;
-  return k == PCCL_STEP_SEND || k == PCCL_STEP_RECV;
+  return k == PCCL_STEP_SEND || k == PCCL_STEP_RECV || k == PCCL_STEP_RECV_REDUCE;
 }
 
 pccl_status_t pccl_exec_advance(pccl_exec_t *x, int block, int *progressed) {
@@ -120,10 +158,7 @@ pccl_status_t pccl_exec_advance(pccl_exec_t *x, int block, int *progressed) {
   int ndone = 0;
   pccl_status_t rc = x->tp->poll(x->tp_ctx, block, x->done, (int)x->ninflight, &ndone);
   if (rc != PCCL_OK) return rc;
-  for (int i = 0; i < ndone; i++) {
-    x->ninflight--;
-    finish(x, x->done[i]);
-  }
+  for (int i = 0; i < ndone; i++) complete(x, x->done[i]);
   if (ndone > 0) *progressed = 1;
   return PCCL_OK;
 }

@@ -7,6 +7,14 @@
 #include "kernels.h"
 #include "schedule.h"
 
+/* How a received message is folded into local data: dst = msg op local, or
+ * local op msg with msg_second (the order matters for min/max with NaN). */
+typedef struct {
+  pccl_reduce_fn fn;
+  size_t elem_size;
+  int msg_second;
+} pccl_reducer_t;
+
 /* A point-to-point transport. Posted operations are named by the step index
  * (`slot`) the executor gives them; poll reports finished slots. */
 typedef struct {
@@ -17,6 +25,13 @@ typedef struct {
    * flight) and their number into *ndone; with `block` it waits until at
    * least one has finished. */
   pccl_status_t (*poll)(void *ctx, int block, uint32_t *done, int max, int *ndone);
+  /* Optional (may be NULL): receives `bytes` and folds them into `local`,
+   * writing `dst`, straight from where the message lies, without landing it
+   * in memory first. PCCL_ERR_UNSUPPORTED when this peer or size cannot be
+   * served so; the executor then receives into the step's staging region
+   * and reduces itself. */
+  pccl_status_t (*irecv_reduce)(void *ctx, int peer, int tag, void *dst, const void *local,
+                                size_t bytes, pccl_reducer_t fold, uint32_t slot);
 } pccl_transport_t;
 
 /* Memory for the executor's bookkeeping, kept between calls (one per
@@ -40,6 +55,7 @@ typedef struct {
   uint32_t *waiting; /* unfinished dependencies per step */
   uint32_t *ready;   /* steps whose dependencies are done, not yet started */
   uint32_t *done;    /* poll's output, room for every message in flight */
+  uint32_t *staged;  /* per step: a fused receive that landed in its staging region */
   uint32_t nready, nfinished, ninflight;
   uint32_t failed_step; /* the step a failure came from, for error messages */
 } pccl_exec_t;

@@ -167,8 +167,9 @@ static void add_step(pccl_sb_t *sb, pccl_step_t st) {
   }
   uint32_t id = sb->nsteps;
   st.dep_off = sb->ndeps;
-  /* Reads first, then the write, so a reduce onto its own input is one access pair. */
-  track(sb, st.dep_off, id, st.src, 0);
+  /* Reads first, then the writes, so a reduce onto its own input is one
+   * access pair. A fused receive writes its staging region (src). */
+  track(sb, st.dep_off, id, st.src, st.kind == PCCL_STEP_RECV_REDUCE);
   track(sb, st.dep_off, id, st.src2, 0);
   if (st.kind == PCCL_STEP_DIVIDE) track(sb, st.dep_off, id, st.dst, 0);
   track(sb, st.dep_off, id, st.dst, 1);
@@ -179,37 +180,56 @@ static void add_step(pccl_sb_t *sb, pccl_step_t st) {
 static pccl_step_t step_of(pccl_step_kind_t kind) {
   pccl_step_t st;
   memset(&st, 0, sizeof(st));
-  st.kind = (uint32_t)kind;
+  st.kind = (uint16_t)kind;
   return st;
 }
 
-/* Sends and receives longer than the largest message become several. */
-static void message(pccl_sb_t *sb, pccl_step_kind_t kind, int peer, pccl_region_t r) {
+/* Sends and receives longer than the largest message become several; a
+ * fused receive-reduce is split alike in all its regions. */
+static void message(pccl_sb_t *sb, pccl_step_t proto, int peer) {
   if (peer < 0 || peer >= sb->nranks || peer == sb->rank) {
     sb->status = PCCL_ERR_INTERNAL;
     return;
   }
-  int32_t *seq = kind == PCCL_STEP_SEND ? sb->send_seq : sb->recv_seq;
-  for (size_t done = 0; done < r.len; done += sb->max_msg_elems) {
-    pccl_step_t st = step_of(kind);
-    pccl_region_t piece = pccl_rg((pccl_buf_t)r.buf, r.off + done, r.len - done);
-    if (piece.len > sb->max_msg_elems) piece.len = sb->max_msg_elems;
+  int32_t *seq = proto.kind == PCCL_STEP_SEND ? sb->send_seq : sb->recv_seq;
+  size_t len = proto.kind == PCCL_STEP_SEND ? proto.src.len : proto.dst.len;
+  for (size_t done = 0; done < len; done += sb->max_msg_elems) {
+    pccl_step_t st = proto;
+    size_t n = len - done < sb->max_msg_elems ? len - done : sb->max_msg_elems;
+    pccl_region_t *parts[] = {&st.dst, &st.src, &st.src2};
+    for (int i = 0; i < 3; i++)
+      if (parts[i]->len) *parts[i] = pccl_rg((pccl_buf_t)parts[i]->buf, parts[i]->off + done, n);
     st.arg = peer;
     st.tag = seq[peer]++ % PCCL_TAG_SPACE;
-    if (kind == PCCL_STEP_SEND)
-      st.src = piece;
-    else
-      st.dst = piece;
     add_step(sb, st);
   }
 }
 
 void pccl_sb_send(pccl_sb_t *sb, int peer, pccl_region_t src) {
-  message(sb, PCCL_STEP_SEND, peer, src);
+  pccl_step_t st = step_of(PCCL_STEP_SEND);
+  st.src = src;
+  message(sb, st, peer);
 }
 
 void pccl_sb_recv(pccl_sb_t *sb, int peer, pccl_region_t dst) {
-  message(sb, PCCL_STEP_RECV, peer, dst);
+  pccl_step_t st = step_of(PCCL_STEP_RECV);
+  st.dst = dst;
+  message(sb, st, peer);
+}
+
+void pccl_sb_recv_reduce(pccl_sb_t *sb, int peer, pccl_region_t dst, pccl_region_t staging,
+                         pccl_region_t local, int msg_second) {
+  if (dst.len == 0) return;
+  if (staging.len != dst.len || local.len != dst.len) {
+    sb->status = PCCL_ERR_INTERNAL;
+    return;
+  }
+  pccl_step_t st = step_of(PCCL_STEP_RECV_REDUCE);
+  st.flags = msg_second ? PCCL_STEP_MSG_SECOND : 0;
+  st.dst = dst;
+  st.src = staging;
+  st.src2 = local;
+  message(sb, st, peer);
 }
 
 void pccl_sb_reduce(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t a, pccl_region_t b) {

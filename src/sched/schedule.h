@@ -32,13 +32,21 @@ typedef enum {
   PCCL_STEP_RECV = 1,   /* receive from peer into dst */
   PCCL_STEP_REDUCE = 2, /* dst = src op src2 (dst may equal either exactly) */
   PCCL_STEP_COPY = 3,   /* dst = src */
-  PCCL_STEP_DIVIDE = 4  /* dst = dst / arg (the AVG op's last step) */
+  PCCL_STEP_DIVIDE = 4, /* dst = dst / arg (the AVG op's last step) */
+  /* dst = message op src2 (src2 op message with PCCL_STEP_MSG_SECOND): a
+   * receive fused with its reduction. src is the staging region the message
+   * lands in when the transport cannot reduce straight from it; afterwards
+   * staging holds nothing useful unless it is dst. */
+  PCCL_STEP_RECV_REDUCE = 5
 } pccl_step_kind_t;
 
+enum { PCCL_STEP_MSG_SECOND = 1 }; /* pccl_step_t.flags */
+
 typedef struct {
-  uint32_t kind;  /* pccl_step_kind_t */
-  int32_t arg;    /* SEND/RECV: peer rank; DIVIDE: divisor */
-  int32_t tag;    /* SEND/RECV: message number between the two ranks */
+  uint16_t kind;  /* pccl_step_kind_t */
+  uint16_t flags; /* RECV_REDUCE: PCCL_STEP_MSG_SECOND */
+  int32_t arg;    /* SEND/RECV/RECV_REDUCE: peer rank; DIVIDE: divisor */
+  int32_t tag;    /* SEND/RECV/RECV_REDUCE: message number between the two ranks */
   uint32_t ndeps; /* steps that must complete first: deps[dep_off .. +ndeps) */
   size_t dep_off;
   pccl_region_t dst, src, src2;
@@ -79,6 +87,12 @@ int pccl_sb_nranks(const pccl_sb_t *sb);
 void pccl_sb_send(pccl_sb_t *sb, int peer, pccl_region_t src);
 void pccl_sb_recv(pccl_sb_t *sb, int peer, pccl_region_t dst);
 void pccl_sb_reduce(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t a, pccl_region_t b);
+/* Receives from peer and reduces: dst = message op local, or local op
+ * message with `msg_second`. Same as a receive into `staging` followed by a
+ * reduce, but a transport that can reads the message only once (shm: from
+ * the sender's buffer). dst may be staging or local exactly. */
+void pccl_sb_recv_reduce(pccl_sb_t *sb, int peer, pccl_region_t dst, pccl_region_t staging,
+                         pccl_region_t local, int msg_second);
 void pccl_sb_copy(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t src);
 void pccl_sb_divide(pccl_sb_t *sb, pccl_region_t dst, int divisor);
 

@@ -5,6 +5,9 @@
  *   --algo     force the algorithm (pccl_comm_set_algo) and check that every
  *              call with count > 0 reports it through pccl_comm_last_algo
  *   --quick    skip the 2^20+3 element cases
+ *   --mem pccl buffers from pccl_mem_alloc (ranks of a node read each other's)
+ *   --shift K  start every buffer K elements past a 64-byte boundary, so
+ *              buffers are element-aligned only (transports' unaligned paths)
  *   --max-report K  print details of up to K failures per rank (default 1)
  *   --timing   print (stderr) the CPU time spent filling buffers, in pccl and checking
  *
@@ -505,6 +508,7 @@ static struct {
   size_t cap;
 } g_pool[2];
 static int g_pccl_mem; /* --mem pccl: the pool comes from pccl_mem_alloc */
+static size_t g_shift;  /* --shift K: buffers start K elements off alignment */
 
 static void *pool_alloc(size_t bytes) {
   void *p = NULL;
@@ -519,15 +523,16 @@ static void pool_free(void *p) {
     fprintf(stderr, "test_coll: pccl_mem_free failed: %s\n", pccl_last_error(NULL));
 }
 
-static int pool_buf(int slot, rc_buf_t *b, size_t bytes, unsigned char sentinel) {
+/* `shift` bytes move the whole buffer (guards included) off alignment. */
+static int pool_buf(int slot, rc_buf_t *b, size_t bytes, size_t shift, unsigned char sentinel) {
   const size_t total = (bytes + 63) / 64 * 64 + 2 * RC_GUARD;
-  if (g_pool[slot].cap < total) {
+  if (g_pool[slot].cap < total + shift) {
     pool_free(g_pool[slot].mem);
-    g_pool[slot].mem = (unsigned char *)pool_alloc(total);
-    g_pool[slot].cap = g_pool[slot].mem ? total : 0;
+    g_pool[slot].mem = (unsigned char *)pool_alloc(total + shift);
+    g_pool[slot].cap = g_pool[slot].mem ? total + shift : 0;
     if (!g_pool[slot].mem) return 0;
   }
-  b->base = g_pool[slot].mem;
+  b->base = g_pool[slot].mem + shift;
   b->data = b->base + RC_GUARD;
   b->bytes = bytes;
   b->total = total;
@@ -564,7 +569,7 @@ static int run_case(const tcase_t *c) {
 
 #define ALLOC(buf, elems)                                     \
   do {                                                        \
-    if (!pool_buf((&(buf) == &B), &(buf), (elems) * es, sent)) { \
+    if (!pool_buf((&(buf) == &B), &(buf), (elems) * es, g_shift * es, sent)) { \
       report_msg(c, "test could not allocate its buffers");   \
       ok = 0;                                                 \
       goto out;                                               \
@@ -801,7 +806,8 @@ static void run_matrix(pccl_coll_t coll, int quick) {
       default: break;
     }
     rc_buf_t tmp;
-    if (!pool_buf(0, &tmp, 8 * (se > re ? se : re), 0) || !pool_buf(1, &tmp, 8 * re, 0))
+    if (!pool_buf(0, &tmp, 8 * (se > re ? se : re), 8 * g_shift, 0) ||
+        !pool_buf(1, &tmp, 8 * re, 8 * g_shift, 0))
       fprintf(stderr, "rank %d: could not reserve the test buffers\n", g_rank);
   }
   for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
@@ -846,6 +852,7 @@ static void usage(void) {
     fprintf(stderr,
             "usage: test_coll --coll NAME [--algo NAME] [--quick] [--max-report K] [--timing]\n"
             "                 [--mem pccl]  (buffers from pccl_mem_alloc)\n"
+            "                 [--shift K]   (buffers K elements off 64-byte alignment)\n"
             "  NAME: allgather reducescatter allreduce broadcast reduce scatter gather "
             "alltoall\n");
 }
@@ -872,6 +879,8 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[i], "--mem") == 0 && i + 1 < argc && strcmp(argv[i + 1], "pccl") == 0) {
       g_pccl_mem = 1;
       i++;
+    } else if (strcmp(argv[i], "--shift") == 0 && i + 1 < argc) {
+      g_shift = (size_t)atol(argv[++i]);
     } else if (strcmp(argv[i], "--quick") == 0) {
       quick = 1;
     } else if (strcmp(argv[i], "--timing") == 0) {

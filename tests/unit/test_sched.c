@@ -143,7 +143,7 @@ static int make_topo(int p, layout_t l, pccl_topo_t *t) {
 }
 
 static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_t c, int inplace,
-                     size_t max_msg) {
+                     size_t max_msg, const pccl_transport_t *tp) {
   pccl_sched_t *sched = calloc((size_t)p, sizeof(*sched));
   rank_bufs_t *bufs = calloc((size_t)p, sizeof(*bufs));
   pccl_exec_t *execs = calloc((size_t)p, sizeof(*execs));
@@ -170,14 +170,15 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
       memset(tmp[r], 0xAB, (sched[r].tmp_elems ? sched[r].tmp_elems : 1) * sizeof(int32_t));
       ok = pccl_exec_init(&execs[r], &sched[r], bufs[r].send, bufs[r].recv, tmp[r], sizeof(int32_t),
                           pccl_kernel_reduce(PCCL_INT32, PCCL_SUM), pccl_kernel_divide(PCCL_INT32),
-                          &pccl_mem_transport, pccl_mem_world_rank(world, r), &ws[r]) == PCCL_OK;
+                          tp, pccl_mem_world_rank(world, r), &ws[r]) == PCCL_OK;
     }
   }
   if (ok) {
     pccl_status_t st = pccl_mem_run_all(execs, p);
     if (st != PCCL_OK) {
-      printf("FAIL %s/%s p=%d per_node=%d root=%d count=%zu inplace=%d max_msg=%zu: %s (deadlock or size mismatch)\n",
-             pccl_coll_name(al->coll), al->name, p, lay.per_node, root, c, inplace, max_msg, pccl_status_string(st));
+      printf("FAIL %s/%s p=%d per_node=%d root=%d count=%zu inplace=%d max_msg=%zu%s: %s (deadlock or size mismatch)\n",
+             pccl_coll_name(al->coll), al->name, p, lay.per_node, root, c, inplace, max_msg,
+             tp == &pccl_mem_transport_staged ? " staged" : "", pccl_status_string(st));
       ok = 0;
     }
   }
@@ -199,7 +200,9 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
   free(ws);
 }
 
-/* Every count, in-place or not, every distinct root, then split messages. */
+/* Every count, in-place or not, every distinct root, then split messages;
+ * fused receive-reduces are folded by the transport, and for some counts
+ * also left to the executor (staged), the path MPI peers take. */
 static void run_sweep(const pccl_algo_t *al, int p, layout_t lay) {
   const size_t counts[] = {1, 2, 3, 7, 33};
   int roots[3] = {0, p - 1, p / 2};
@@ -208,10 +211,13 @@ static void run_sweep(const pccl_algo_t *al, int p, layout_t lay) {
     for (int inplace = 0; inplace < 2; inplace++)
       for (int ri = 0; ri < nroots; ri++) {
         if (ri > 0 && roots[ri] == roots[ri - 1]) continue;
-        run_case(al, p, lay, roots[ri], counts[ci], inplace, (size_t)1 << 30);
+        run_case(al, p, lay, roots[ri], counts[ci], inplace, (size_t)1 << 30, &pccl_mem_transport);
+        if (counts[ci] == 7)
+          run_case(al, p, lay, roots[ri], 7, inplace, (size_t)1 << 30, &pccl_mem_transport_staged);
       }
   /* Messages split into pieces of 3 elements. */
-  run_case(al, p, lay, p - 1, 10, 0, 3 * sizeof(int32_t));
+  run_case(al, p, lay, p - 1, 10, 0, 3 * sizeof(int32_t), &pccl_mem_transport);
+  run_case(al, p, lay, p - 1, 10, 1, 3 * sizeof(int32_t), &pccl_mem_transport_staged);
 }
 
 int main(int argc, char **argv) {

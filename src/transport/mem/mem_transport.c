@@ -9,6 +9,8 @@ typedef struct {
   char *buf;
   size_t bytes;
   uint32_t slot;
+  const char *local; /* a fused receive-reduce: buf = message op local */
+  pccl_reducer_t fold;
 } posted_t;
 
 typedef struct {
@@ -103,7 +105,13 @@ static pccl_status_t complete(pccl_mem_world_t *w, const posted_t *s, const post
     w->size_mismatch = 1;
     return PCCL_ERR_INTERNAL;
   }
-  if (s->bytes) memcpy(r->buf, s->buf, s->bytes);
+  if (r->local) {
+    const char *a = r->fold.msg_second ? r->local : s->buf;
+    const char *b = r->fold.msg_second ? s->buf : r->local;
+    r->fold.fn(r->buf, a, b, r->bytes / r->fold.elem_size);
+  } else if (s->bytes) {
+    memcpy(r->buf, s->buf, s->bytes);
+  }
   if (!push_slot(&w->finished[s->src], s->slot) || !push_slot(&w->finished[r->dst], r->slot))
     return PCCL_ERR_NO_MEMORY;
   return PCCL_OK;
@@ -113,18 +121,29 @@ static pccl_status_t mem_isend(void *ctx, int peer, int tag, const void *buf, si
                                uint32_t slot) {
   pccl_mem_rank_t *me = ctx;
   pccl_mem_world_t *w = me->world;
-  posted_t s = {me->rank, peer, tag, (char *)buf, bytes, slot}, r;
+  posted_t s = {me->rank, peer, tag, (char *)buf, bytes, slot, NULL, {0}}, r;
   if (take(&w->recvs[peer], me->rank, tag, &r)) return complete(w, &s, &r);
   return push_posted(&w->sends[peer], s) ? PCCL_OK : PCCL_ERR_NO_MEMORY;
+}
+
+static pccl_status_t post_recv(pccl_mem_rank_t *me, posted_t r) {
+  pccl_mem_world_t *w = me->world;
+  posted_t s;
+  if (take(&w->sends[me->rank], r.src, r.tag, &s)) return complete(w, &s, &r);
+  return push_posted(&w->recvs[me->rank], r) ? PCCL_OK : PCCL_ERR_NO_MEMORY;
 }
 
 static pccl_status_t mem_irecv(void *ctx, int peer, int tag, void *buf, size_t bytes,
                                uint32_t slot) {
   pccl_mem_rank_t *me = ctx;
-  pccl_mem_world_t *w = me->world;
-  posted_t r = {peer, me->rank, tag, buf, bytes, slot}, s;
-  if (take(&w->sends[me->rank], peer, tag, &s)) return complete(w, &s, &r);
-  return push_posted(&w->recvs[me->rank], r) ? PCCL_OK : PCCL_ERR_NO_MEMORY;
+  return post_recv(me, (posted_t){peer, me->rank, tag, buf, bytes, slot, NULL, {0}});
+}
+
+/* Reduces straight from the sender's buffer, as the shm transport does. */
+static pccl_status_t mem_irecv_reduce(void *ctx, int peer, int tag, void *dst, const void *local,
+                                      size_t bytes, pccl_reducer_t fold, uint32_t slot) {
+  pccl_mem_rank_t *me = ctx;
+  return post_recv(me, (posted_t){peer, me->rank, tag, dst, bytes, slot, local, fold});
 }
 
 static pccl_status_t mem_poll(void *ctx, int block, uint32_t *done, int max, int *ndone) {
@@ -139,7 +158,8 @@ static pccl_status_t mem_poll(void *ctx, int block, uint32_t *done, int max, int
   return PCCL_OK;
 }
 
-const pccl_transport_t pccl_mem_transport = {mem_isend, mem_irecv, mem_poll};
+const pccl_transport_t pccl_mem_transport = {mem_isend, mem_irecv, mem_poll, mem_irecv_reduce};
+const pccl_transport_t pccl_mem_transport_staged = {mem_isend, mem_irecv, mem_poll, NULL};
 
 pccl_status_t pccl_mem_run_all(pccl_exec_t *execs, int nranks) {
   for (;;) {

@@ -17,7 +17,10 @@ typedef struct {
   int rank;
 } pccl_mem_rank_t;
 
+/* Folds fused receive-reduces in straight from the sender's buffer ... */
 extern const pccl_transport_t pccl_mem_transport;
+/* ... or leaves them to the executor (receive into staging, then reduce). */
+extern const pccl_transport_t pccl_mem_transport_staged;
 
 pccl_status_t pccl_mem_world_create(int nranks, pccl_mem_world_t **world);
 void pccl_mem_world_destroy(pccl_mem_world_t *world);

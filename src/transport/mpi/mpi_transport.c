@@ -103,4 +103,5 @@ static pccl_status_t mpi_poll(void *ctx, int block, uint32_t *done, int max, int
   return PCCL_OK;
 }
 
-const pccl_transport_t pccl_mpi_transport = {mpi_isend, mpi_irecv, mpi_poll};
+/* No fused receive-reduce: MPI lands the message, then the executor reduces. */
+const pccl_transport_t pccl_mpi_transport = {mpi_isend, mpi_irecv, mpi_poll, NULL};

@@ -28,6 +28,13 @@ static pccl_status_t route_irecv(void *ctx, int peer, int tag, void *buf, size_t
   return pccl_mpi_transport.irecv(r->mpi, peer, tag, buf, bytes, slot);
 }
 
+static pccl_status_t route_irecv_reduce(void *ctx, int peer, int tag, void *dst, const void *local,
+                                        size_t bytes, pccl_reducer_t fold, uint32_t slot) {
+  pccl_route_t *r = ctx;
+  if (!via_shm(r, peer, bytes)) return PCCL_ERR_UNSUPPORTED;
+  return pccl_shm_transport.irecv_reduce(r->shm, peer, tag, dst, local, bytes, fold, slot);
+}
+
 /* Shm operations progress only when this rank polls them (the receiver does
  * the copy), so MPI may block only while no shm operation is in flight;
  * otherwise both are polled in turn, yielding the core between rounds. */
@@ -48,7 +55,8 @@ static pccl_status_t route_poll(void *ctx, int block, uint32_t *done, int max, i
   }
 }
 
-const pccl_transport_t pccl_route_transport = {route_isend, route_irecv, route_poll};
+const pccl_transport_t pccl_route_transport = {route_isend, route_irecv, route_poll,
+                                               route_irecv_reduce};
 
 pccl_status_t pccl_route_reserve(pccl_route_t *r, uint32_t n) {
   pccl_status_t st = pccl_mpi_tp_reserve(r->mpi, n);
