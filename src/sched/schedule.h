@@ -1,5 +1,6 @@
 /* schedule.h - the schedule: one rank's part of a collective as a list of steps
- * (send, recv, reduce, copy, divide) over three buffers, with dependencies.
+ * (send, recv, fused recv-reduce, reduce, copy, divide) over three buffers,
+ * with dependencies.
  *
  * Generators (src/algo/) write a rank's steps as a sequential program through
  * the builder below; the builder derives the dependencies itself from the
