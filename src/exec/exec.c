@@ -83,9 +83,9 @@ static void complete(pccl_exec_t *x, uint32_t id) {
   const pccl_step_t *st = &x->sched->steps[id];
   x->ninflight--;
   if (st->kind == PCCL_STEP_RECV_REDUCE && x->staged[id]) {
-    const char *msg = addr(x, st->src), *local = addr(x, st->src2);
-    int second = (st->flags & PCCL_STEP_MSG_SECOND) != 0;
-    x->reduce(addr(x, st->dst), second ? local : msg, second ? msg : local, st->dst.len);
+    pccl_reducer_t r = reducer_of(x, st);
+    pccl_reducer_apply(&r, addr(x, st->dst), addr(x, st->src), addr(x, st->src2),
+                       st->dst.len * x->elem_size);
   }
   finish(x, id);
 }

@@ -15,6 +15,13 @@ typedef struct {
   int msg_second;
 } pccl_reducer_t;
 
+/* dst = msg op local (or local op msg), over `bytes` of each. The one place
+ * the operand order is decided, for the executor and every transport. */
+static inline void pccl_reducer_apply(const pccl_reducer_t *r, void *dst, const void *msg,
+                                      const void *local, size_t bytes) {
+  r->fn(dst, r->msg_second ? local : msg, r->msg_second ? msg : local, bytes / r->elem_size);
+}
+
 /* A point-to-point transport. Posted operations are named by the step index
  * (`slot`) the executor gives them; poll reports finished slots. */
 typedef struct {

@@ -6,7 +6,7 @@
  *              call with count > 0 reports it through pccl_comm_last_algo
  *   --quick    skip the 2^20+3 element cases
  *   --mem pccl buffers from pccl_mem_alloc (ranks of a node read each other's)
- *   --shift K  start every buffer K elements past a 64-byte boundary, so
+ *   --shift K  start every buffer K (0-63) elements past a 64-byte boundary, so
  *              buffers are element-aligned only (transports' unaligned paths)
  *   --max-report K  print details of up to K failures per rank (default 1)
  *   --timing   print (stderr) the CPU time spent filling buffers, in pccl and checking
@@ -880,7 +880,15 @@ int main(int argc, char **argv) {
       g_pccl_mem = 1;
       i++;
     } else if (strcmp(argv[i], "--shift") == 0 && i + 1 < argc) {
-      g_shift = (size_t)atol(argv[++i]);
+      char *end;
+      const char *arg = argv[++i];
+      unsigned long k = strtoul(arg, &end, 10);
+      if (*arg < '0' || *arg > '9' || *end || k > 63) { /* a shift of 64 elements realigns */
+        if (g_rank == 0) fprintf(stderr, "test_coll: --shift wants 0-63, not \"%s\"\n", arg);
+        MPI_Finalize();
+        return 2;
+      }
+      g_shift = k;
     } else if (strcmp(argv[i], "--quick") == 0) {
       quick = 1;
     } else if (strcmp(argv[i], "--timing") == 0) {

@@ -106,9 +106,7 @@ static pccl_status_t complete(pccl_mem_world_t *w, const posted_t *s, const post
     return PCCL_ERR_INTERNAL;
   }
   if (r->local) {
-    const char *a = r->fold.msg_second ? r->local : s->buf;
-    const char *b = r->fold.msg_second ? s->buf : r->local;
-    r->fold.fn(r->buf, a, b, r->bytes / r->fold.elem_size);
+    pccl_reducer_apply(&r->fold, r->buf, s->buf, r->local, r->bytes);
   } else if (s->bytes) {
     memcpy(r->buf, s->buf, s->bytes);
   }

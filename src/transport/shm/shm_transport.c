@@ -213,12 +213,6 @@ static int copy_message(pccl_shm_tp_t *t, int lpeer, const desc_t *d, void *dst)
   return copy_from(t->pids[lpeer], dst, d->addr, d->bytes);
 }
 
-static void fold_chunk(const op_t *op, size_t at, const char *msg, size_t bytes) {
-  const char *a = op->fold.msg_second ? op->local + at : msg;
-  const char *b = op->fold.msg_second ? msg : op->local + at;
-  op->fold.fn(op->buf + at, a, b, bytes / op->fold.elem_size);
-}
-
 /* Folds the message of descriptor d into op's local operand: from the
  * mapping of the sender's allocation in one pass, or through the bounce
  * buffer a cache-sized chunk at a time. */
@@ -227,7 +221,7 @@ static int fold_message(pccl_shm_tp_t *t, const op_t *op, const desc_t *d) {
   if (d->fd >= 0) {
     const char *base = peer_mapping(t, op->lpeer, d);
     if (base) {
-      fold_chunk(op, 0, base + d->off, d->bytes);
+      pccl_reducer_apply(&op->fold, op->buf, base + d->off, op->local, d->bytes);
       return 1;
     }
   }
@@ -236,7 +230,7 @@ static int fold_message(pccl_shm_tp_t *t, const op_t *op, const desc_t *d) {
   for (size_t at = 0; at < d->bytes; at += chunk) {
     size_t n = d->bytes - at < chunk ? d->bytes - at : chunk;
     if (!copy_from(t->pids[op->lpeer], t->bounce, d->addr + at, n)) return 0;
-    fold_chunk(op, at, t->bounce, n);
+    pccl_reducer_apply(&op->fold, op->buf + at, t->bounce, op->local + at, n);
   }
   return 1;
 }
