@@ -28,6 +28,10 @@ pccl_status_t pccl_topo_create(int nranks, const int *node_of, const int *local_
                                pccl_topo_t *t);
 void pccl_topo_free(pccl_topo_t *t);
 
+/* Groups of k consecutive ranks (the last may be short) as a topology, its
+ * arrays in the builder's scratch (nothing to free). */
+pccl_status_t pccl_topo_groups(pccl_sb_t *sb, int nranks, int k, pccl_topo_t *t);
+
 /* How hierarchical algorithms move data inside a node. */
 typedef enum {
   PCCL_INTRA_RING = 0,     /* ring all-gather / reduce-scatter */
@@ -42,53 +46,87 @@ typedef struct {
   int inplace; /* the send buffer is the documented in-place part of recv */
   const pccl_topo_t *topo; /* hierarchical algorithms only; NULL: one node */
   pccl_intra_t intra;      /* hierarchical algorithms only */
+  int k;                   /* parameterized algorithms: the radix / group size; 0: default */
 } pccl_coll_args_t;
 
 typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
 
-/* The registration table: one row per (collective, algorithm). */
+/* The registration table: one row per (collective, algorithm): id,
+ * collective, name, k (the parameter a generator reads in args.k: 0 when it
+ * takes none, else its default), whether callers may choose k ("recmul:8"),
+ * description, generator. Rows with a fixed k are the classic special cases
+ * of a parameterized family (recursive doubling = recursive multiplying with
+ * k = 2), kept under their usual names. */
 #define PCCL_ALGO_MAP(X)                                                                          \
-  X(ALLGATHER_RING, ALLGATHER, "ring", "ring; p-1 steps, any p", pccl_gen_allgather_ring)          \
-  X(ALLGATHER_RECDBL, ALLGATHER, "recdbl",                                                        \
-    "recursive doubling; non-powers of two fold the extra ranks in first", pccl_gen_allgather_recdbl) \
-  X(ALLGATHER_BRUCK, ALLGATHER, "bruck", "Bruck; ceil(log2 p) steps, any p, one final rotation",   \
-    pccl_gen_allgather_bruck)                                                                     \
-  X(REDUCE_SCATTER_RING, REDUCE_SCATTER, "ring", "ring; p-1 steps, any p", pccl_gen_rs_ring)       \
-  X(REDUCE_SCATTER_RECHALV, REDUCE_SCATTER, "rechalv",                                            \
-    "recursive halving; non-powers of two fold the extra ranks in first", pccl_gen_rs_rechalv)     \
-  X(ALLREDUCE_RING, ALLREDUCE, "ring", "ring reduce-scatter then ring all-gather",                \
+  X(ALLGATHER_RING, ALLGATHER, "ring", 0, 0, "ring; p-1 steps, any p", pccl_gen_allgather_ring)    \
+  X(ALLGATHER_RECDBL, ALLGATHER, "recdbl", 2, 0,                                                  \
+    "recursive doubling (recmul with k=2); non-powers of two fold the extra ranks in first",      \
+    pccl_gen_allgather_recmul)                                                                    \
+  X(ALLGATHER_BRUCK, ALLGATHER, "bruck", 0, 0,                                                    \
+    "Bruck; ceil(log2 p) steps, any p, one final rotation", pccl_gen_allgather_bruck)             \
+  X(ALLGATHER_RECMUL, ALLGATHER, "recmul", 4, 1,                                                  \
+    "recursive multiplying, radix k: log_k p rounds of k-1 partners; any p (fold)",                \
+    pccl_gen_allgather_recmul)                                                                    \
+  X(ALLGATHER_PRECMUL, ALLGATHER, "precmul", 4, 1,                                                \
+    "permuted recursive multiplying, radix k: distance halving, one in-place cycle permutation",  \
+    pccl_gen_allgather_precmul)                                                                   \
+  X(ALLGATHER_KRING, ALLGATHER, "kring", 4, 1,                                                    \
+    "k-ring: ring between groups of k consecutive ranks, then ring inside them",                   \
+    pccl_gen_allgather_kring)                                                                     \
+  X(REDUCE_SCATTER_RING, REDUCE_SCATTER, "ring", 0, 0, "ring; p-1 steps, any p", pccl_gen_rs_ring) \
+  X(REDUCE_SCATTER_RECHALV, REDUCE_SCATTER, "rechalv", 2, 0,                                      \
+    "recursive halving (recmul with k=2); non-powers of two fold the extra ranks in first",       \
+    pccl_gen_rs_recmul)                                                                           \
+  X(REDUCE_SCATTER_RECMUL, REDUCE_SCATTER, "recmul", 4, 1,                                        \
+    "recursive multiplying, radix k, distance shrinking k-fold; any p (fold)", pccl_gen_rs_recmul) \
+  X(REDUCE_SCATTER_KRING, REDUCE_SCATTER, "kring", 4, 1,                                          \
+    "k-ring: ring inside groups of k consecutive ranks, then ring between them", pccl_gen_rs_kring) \
+  X(ALLREDUCE_RING, ALLREDUCE, "ring", 0, 0, "ring reduce-scatter then ring all-gather",          \
     pccl_gen_allreduce_ring)                                                                      \
-  X(ALLREDUCE_RECDBL, ALLREDUCE, "recdbl", "recursive doubling on the whole vector",              \
-    pccl_gen_allreduce_recdbl)                                                                    \
-  X(ALLREDUCE_RABENSEIFNER, ALLREDUCE, "rabenseifner",                                            \
-    "recursive-halving reduce-scatter then recursive-doubling all-gather",                        \
+  X(ALLREDUCE_RECDBL, ALLREDUCE, "recdbl", 2, 0,                                                  \
+    "recursive doubling on the whole vector (recmul with k=2)", pccl_gen_allreduce_recmul)        \
+  X(ALLREDUCE_RABENSEIFNER, ALLREDUCE, "rabenseifner", 2, 1,                                      \
+    "recursive-halving reduce-scatter then recursive-doubling all-gather (radix k)",              \
     pccl_gen_allreduce_rabenseifner)                                                              \
-  X(BROADCAST_BINOMIAL, BROADCAST, "binomial", "binomial tree", pccl_gen_bcast_binomial)          \
-  X(REDUCE_BINOMIAL, REDUCE, "binomial", "binomial tree", pccl_gen_reduce_binomial)               \
-  X(SCATTER_BINOMIAL, SCATTER, "binomial", "binomial tree", pccl_gen_scatter_binomial)            \
-  X(GATHER_BINOMIAL, GATHER, "binomial", "binomial tree", pccl_gen_gather_binomial)               \
-  X(ALLTOALL_PAIRWISE, ALLTOALL, "pairwise", "pairwise exchange; p-1 steps",                      \
+  X(ALLREDUCE_RECMUL, ALLREDUCE, "recmul", 4, 1,                                                  \
+    "recursive multiplying on the whole vector, radix k; any p (fold)", pccl_gen_allreduce_recmul) \
+  X(ALLREDUCE_KRING, ALLREDUCE, "kring", 4, 1, "k-ring reduce-scatter then k-ring all-gather",    \
+    pccl_gen_allreduce_kring)                                                                     \
+  X(BROADCAST_BINOMIAL, BROADCAST, "binomial", 0, 0, "binomial tree", pccl_gen_bcast_binomial)    \
+  X(REDUCE_BINOMIAL, REDUCE, "binomial", 0, 0, "binomial tree", pccl_gen_reduce_binomial)         \
+  X(SCATTER_BINOMIAL, SCATTER, "binomial", 0, 0, "binomial tree", pccl_gen_scatter_binomial)      \
+  X(GATHER_BINOMIAL, GATHER, "binomial", 0, 0, "binomial tree", pccl_gen_gather_binomial)         \
+  X(ALLTOALL_PAIRWISE, ALLTOALL, "pairwise", 0, 0, "pairwise exchange; p-1 steps",                \
     pccl_gen_alltoall_pairwise)                                                                   \
-  X(ALLGATHER_HIER_RING, ALLGATHER, "hier_ring",                                                  \
+  X(ALLGATHER_HIER_RING, ALLGATHER, "hier_ring", 0, 0,                                            \
     "two-level: ring between nodes (one sub-group per local index), in-node, shuffle",           \
     pccl_gen_allgather_hier_ring)                                                                 \
-  X(ALLGATHER_HIER_RECDBL, ALLGATHER, "hier_recdbl",                                              \
-    "two-level: recursive doubling between nodes, in-node, shuffle", pccl_gen_allgather_hier_recdbl) \
-  X(ALLGATHER_HIER_BRUCK, ALLGATHER, "hier_bruck",                                                \
+  X(ALLGATHER_HIER_RECDBL, ALLGATHER, "hier_recdbl", 2, 0,                                        \
+    "two-level: recursive doubling between nodes, in-node, shuffle", pccl_gen_allgather_hier_recmul) \
+  X(ALLGATHER_HIER_BRUCK, ALLGATHER, "hier_bruck", 0, 0,                                          \
     "two-level: Bruck between nodes, in-node, shuffle", pccl_gen_allgather_hier_bruck)            \
-  X(REDUCE_SCATTER_HIER_RING, REDUCE_SCATTER, "hier_ring",                                        \
+  X(ALLGATHER_HIER_RECMUL, ALLGATHER, "hier_recmul", 4, 1,                                        \
+    "two-level: recursive multiplying (radix k) between nodes, in-node, shuffle",                \
+    pccl_gen_allgather_hier_recmul)                                                               \
+  X(REDUCE_SCATTER_HIER_RING, REDUCE_SCATTER, "hier_ring", 0, 0,                                  \
     "two-level: shuffle, in-node, ring between nodes", pccl_gen_rs_hier_ring)                     \
-  X(REDUCE_SCATTER_HIER_RECHALV, REDUCE_SCATTER, "hier_rechalv",                                  \
-    "two-level: shuffle, in-node, recursive halving between nodes", pccl_gen_rs_hier_rechalv)     \
-  X(ALLREDUCE_HIER_RING, ALLREDUCE, "hier_ring",                                                  \
+  X(REDUCE_SCATTER_HIER_RECHALV, REDUCE_SCATTER, "hier_rechalv", 2, 0,                            \
+    "two-level: shuffle, in-node, recursive halving between nodes", pccl_gen_rs_hier_recmul)      \
+  X(REDUCE_SCATTER_HIER_RECMUL, REDUCE_SCATTER, "hier_recmul", 4, 1,                              \
+    "two-level: shuffle, in-node, recursive multiplying (radix k) between nodes",                \
+    pccl_gen_rs_hier_recmul)                                                                      \
+  X(ALLREDUCE_HIER_RING, ALLREDUCE, "hier_ring", 0, 0,                                            \
     "two-level reduce-scatter then two-level all-gather, ring between nodes",                    \
     pccl_gen_allreduce_hier_ring)                                                                 \
-  X(ALLREDUCE_HIER_REC, ALLREDUCE, "hier_rec",                                                    \
+  X(ALLREDUCE_HIER_REC, ALLREDUCE, "hier_rec", 2, 0,                                              \
     "two-level reduce-scatter then all-gather, recursive halving / doubling between nodes",      \
-    pccl_gen_allreduce_hier_rec)
+    pccl_gen_allreduce_hier_recmul)                                                               \
+  X(ALLREDUCE_HIER_RECMUL, ALLREDUCE, "hier_recmul", 4, 1,                                        \
+    "two-level reduce-scatter then all-gather, recursive multiplying (radix k) between nodes",   \
+    pccl_gen_allreduce_hier_recmul)
 
 typedef enum {
-#define PCCL_ALGO_ENUM(id, coll, name, desc, gen) PCCL_ALGO_##id,
+#define PCCL_ALGO_ENUM(id, coll, name, k, kset, desc, gen) PCCL_ALGO_##id,
   PCCL_ALGO_MAP(PCCL_ALGO_ENUM)
 #undef PCCL_ALGO_ENUM
       PCCL_ALGO_COUNT
@@ -98,11 +136,13 @@ typedef struct {
   pccl_algo_id_t id;
   pccl_coll_t coll;
   const char *name;
+  int k;    /* the default parameter; 0: none */
+  int kset; /* callers may choose k */
   const char *description;
   pccl_gen_fn generate;
 } pccl_algo_t;
 
-#define PCCL_ALGO_DECL(id, coll, name, desc, gen) pccl_status_t gen(pccl_sb_t *, const pccl_coll_args_t *);
+#define PCCL_ALGO_DECL(id, coll, name, k, kset, desc, gen) pccl_status_t gen(pccl_sb_t *, const pccl_coll_args_t *);
 PCCL_ALGO_MAP(PCCL_ALGO_DECL)
 #undef PCCL_ALGO_DECL
 
@@ -110,6 +150,20 @@ extern const pccl_algo_t pccl_algos[PCCL_ALGO_COUNT];
 
 /* The algorithm called `name` for `coll`, or NULL. */
 const pccl_algo_t *pccl_algo_find(pccl_coll_t coll, const char *name);
+
+/* An algorithm and the parameter it runs with (0 when it takes none). */
+typedef struct {
+  const pccl_algo_t *algo;
+  int k;
+} pccl_choice_t;
+
+#define PCCL_K_MAX 1024
+
+/* Parses "name" or "name:k" for `coll` (k in 2 .. PCCL_K_MAX, only for
+ * algorithms whose k callers may choose; without it, the default).
+ * PCCL_ERR_INVALID_ARGUMENT with a message in err otherwise. */
+pccl_status_t pccl_choice_parse(pccl_coll_t coll, const char *text, pccl_choice_t *out, char *err,
+                                size_t errlen);
 
 /* ---- building blocks ---------------------------------------------------- */
 
@@ -120,10 +174,12 @@ typedef struct {
 } pccl_place_t;
 
 /* A group of ranks: member i is communicator rank ranks[i] (identity when
- * ranks is NULL); `me` is this rank's index in it. */
+ * ranks is NULL); `me` is this rank's index in it; `k` is the parameter of a
+ * parameterized algorithm run on it (radix; below 2 means 2). */
 typedef struct {
   int size, me;
   const int *ranks;
+  int k;
 } pccl_group_t;
 
 static inline int pccl_group_rank(const pccl_group_t *g, int i) {
@@ -132,7 +188,7 @@ static inline int pccl_group_rank(const pccl_group_t *g, int i) {
 
 /* The whole communicator as a group. */
 static inline pccl_group_t pccl_group_all(const pccl_coll_args_t *a) {
-  pccl_group_t g = {a->nranks, a->rank, NULL};
+  pccl_group_t g = {a->nranks, a->rank, NULL, a->k};
   return g;
 }
 
@@ -161,12 +217,13 @@ pccl_status_t pccl_flat_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl
 pccl_status_t pccl_flat_reduce_scatter(pccl_sb_t *sb, const pccl_coll_args_t *a,
                                        pccl_group_rs_fn fn);
 
-void pccl_recdbl_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+/* Recursive multiplying with radix g->k (recmul.c). */
+void pccl_recmul_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
                            const pccl_place_t *in, pccl_place_t out);
 void pccl_bruck_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
                           const pccl_place_t *in, pccl_place_t out);
-void pccl_rechalv_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
-                                 pccl_place_t in, pccl_place_t out);
+void pccl_recmul_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                                pccl_place_t in, pccl_place_t out);
 
 /* Ring all-gather: my block (at `in`, or already at out+boff[me] if in is
  * NULL) ends up with every other member's block in `out`. */
@@ -178,28 +235,38 @@ void pccl_ring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *bof
 void pccl_ring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
                               pccl_place_t in, pccl_place_t out);
 
-/* The fold that turns any p into a power of two: the first 2r ranks pair up
- * (even rank i gives its part to i+1 and sits out), r = p - 2^floor(log2 p). */
+/* The fold that runs radix-k algorithms on any p (recmul.c): P = k^rounds
+ * virtual ranks, each leading a group of consecutive ranks (the first rem
+ * groups hold q+1, the others q); the group's last rank leads it. */
 typedef struct {
-  int p, pof2, r;
-  int v;       /* this rank's virtual rank, -1 when it sits out */
-  int partner; /* the rank it pairs with in the fold, -1 when none */
+  int p, k, P, rounds;
+  int q, rem;
+  int group; /* this member's group */
+  int v;     /* its virtual rank (its group) when it leads, else -1 */
 } pccl_fold_t;
 
-pccl_fold_t pccl_fold(int p, int me);
-int pccl_fold_real(const pccl_fold_t *f, int v); /* group index of virtual rank v */
+pccl_fold_t pccl_fold(int p, int k, int me);
+int pccl_fold_first(const pccl_fold_t *f, int v); /* first member of group v */
+int pccl_fold_real(const pccl_fold_t *f, int v);  /* the leader of group v */
+/* At a group's leader: dst = local with the other members' vectors (of
+ * local's length) folded in. Returns how many there were (0: nothing done). */
+int pccl_fold_in(pccl_sb_t *sb, const pccl_group_t *g, const pccl_fold_t *f, pccl_region_t dst,
+                 pccl_region_t local);
 /* Boundaries of each virtual rank's part when member i owns block i. */
 size_t *pccl_fold_blocks(pccl_sb_t *sb, const pccl_fold_t *f, const size_t *boff);
 
-/* Recursive doubling all-gather among the 2^k virtual ranks: virtual rank v
+/* Recursive multiplying all-gather among the P virtual ranks: virtual rank v
  * contributes elements [vb[v], vb[v+1]) of `out`, already in place. */
-void pccl_recdbl_allgather_pow2(pccl_sb_t *sb, const pccl_group_t *g, const pccl_fold_t *f,
+void pccl_recmul_allgather_core(pccl_sb_t *sb, const pccl_group_t *g, const pccl_fold_t *f,
                                 const size_t *vb, pccl_place_t out);
 
-/* Recursive halving reduce-scatter among the 2^k virtual ranks over the
+/* Recursive multiplying reduce-scatter among the P virtual ranks over the
  * vector at `in` (vb as above); leaves virtual rank v's range, reduced, in a
  * TMP vector of the same layout whose start it returns. */
-size_t pccl_rechalv_reduce_scatter_pow2(pccl_sb_t *sb, const pccl_group_t *g,
-                                        const pccl_fold_t *f, const size_t *vb, pccl_place_t in);
+size_t pccl_recmul_reduce_scatter_core(pccl_sb_t *sb, const pccl_group_t *g,
+                                       const pccl_fold_t *f, const size_t *vb, pccl_place_t in);
+
+/* Whole-vector recursive multiplying all-reduce, radix k. */
+pccl_status_t pccl_recmul_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a, int k);
 
 #endif /* PCCL_ALGO_H */

@@ -11,6 +11,8 @@
  * local index, the node reduce-scatters so each rank holds its index's blocks
  * summed over the node, and the sub-groups reduce-scatter between nodes.
  * All-reduce is the reduce-scatter followed by the all-gather.
+ * k-ring (PICCL) is the same composition over groups of k consecutive ranks
+ * in place of the nodes, ring at both levels.
  *
  * Nodes of unequal size: local index v of a node with m ranks is served by
  * its rank v mod m, so every sub-group still has one member per node; a
@@ -25,6 +27,7 @@
 
 typedef struct {
   const pccl_topo_t *t;
+  int k; /* the between-node algorithm's parameter */
   const size_t *boff; /* the collective's blocks, one per rank */
   int node, local, nlocal, maxlocal;
   size_t *seg; /* seg[v]: where index v's blocks start in the staging vector */
@@ -43,9 +46,10 @@ static size_t segment_len(const layout_t *L, int v) {
   return len;
 }
 
-static int make_layout(pccl_sb_t *sb, const pccl_topo_t *t, int rank, const size_t *boff,
+static int make_layout(pccl_sb_t *sb, const pccl_topo_t *t, int rank, int k, const size_t *boff,
                        layout_t *L) {
   L->t = t;
+  L->k = k;
   L->boff = boff;
   L->node = t->node_of[rank];
   L->nlocal = node_size(t, L->node);
@@ -82,13 +86,13 @@ static int inter_group(pccl_sb_t *sb, const layout_t *L, int v, pccl_group_t *g,
     ranks[n] = rank_at(t, n, v % m);
     b[n + 1] = b[n] + (v < m ? blen(L->boff, rank_at(t, n, v)) : 0);
   }
-  *g = (pccl_group_t){t->nnodes, L->node, ranks};
+  *g = (pccl_group_t){t->nnodes, L->node, ranks, L->k};
   *gboff = b;
   return 1;
 }
 
 static pccl_group_t node_group(const layout_t *L) {
-  pccl_group_t g = {L->nlocal, L->local, L->t->members + L->t->node_off[L->node]};
+  pccl_group_t g = {L->nlocal, L->local, L->t->members + L->t->node_off[L->node], 2};
   return g;
 }
 
@@ -149,71 +153,122 @@ static void hier_reduce_scatter(pccl_sb_t *sb, const layout_t *L, pccl_place_t i
 }
 
 static pccl_group_ag_fn intra_ag(const pccl_coll_args_t *a) {
-  return a->intra == PCCL_INTRA_RECURSIVE ? pccl_recdbl_allgather : pccl_ring_allgather;
+  return a->intra == PCCL_INTRA_RECURSIVE ? pccl_recmul_allgather : pccl_ring_allgather;
 }
 
 static pccl_group_rs_fn intra_rs(const pccl_coll_args_t *a) {
-  return a->intra == PCCL_INTRA_RECURSIVE ? pccl_rechalv_reduce_scatter : pccl_ring_reduce_scatter;
+  return a->intra == PCCL_INTRA_RECURSIVE ? pccl_recmul_reduce_scatter : pccl_ring_reduce_scatter;
 }
 
-static pccl_status_t gen_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_group_ag_fn inter) {
+/* The collective's generators over topology t (the nodes, or k-ring's
+ * groups), between-node algorithms inter_*, in-node ones intra_*. */
+typedef struct {
+  const pccl_topo_t *t;
+  pccl_group_ag_fn inter_ag, intra_ag;
+  pccl_group_rs_fn inter_rs, intra_rs;
+} plan_t;
+
+static pccl_status_t gen_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, const plan_t *P) {
   size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
   layout_t L;
-  if (!a->topo) return PCCL_ERR_INTERNAL;
-  if (!boff || !make_layout(sb, a->topo, a->rank, boff, &L)) return PCCL_ERR_NO_MEMORY;
+  if (!P->t) return PCCL_ERR_INTERNAL;
+  if (!boff || !make_layout(sb, P->t, a->rank, a->k, boff, &L)) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
-  hier_allgather(sb, &L, &in, out, inter, intra_ag(a));
+  hier_allgather(sb, &L, &in, out, P->inter_ag, P->intra_ag);
   return PCCL_OK;
 }
 
-static pccl_status_t gen_reduce_scatter(pccl_sb_t *sb, const pccl_coll_args_t *a,
-                                        pccl_group_rs_fn inter) {
+static pccl_status_t gen_reduce_scatter(pccl_sb_t *sb, const pccl_coll_args_t *a, const plan_t *P) {
   size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
   layout_t L;
-  if (!a->topo) return PCCL_ERR_INTERNAL;
-  if (!boff || !make_layout(sb, a->topo, a->rank, boff, &L)) return PCCL_ERR_NO_MEMORY;
+  if (!P->t) return PCCL_ERR_INTERNAL;
+  if (!boff || !make_layout(sb, P->t, a->rank, a->k, boff, &L)) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
-  hier_reduce_scatter(sb, &L, in, out, inter, intra_rs(a));
+  hier_reduce_scatter(sb, &L, in, out, P->inter_rs, P->intra_rs);
   return PCCL_OK;
 }
 
-static pccl_status_t gen_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a,
-                                   pccl_group_rs_fn inter_rs, pccl_group_ag_fn inter_ag) {
+static pccl_status_t gen_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a, const plan_t *P) {
   size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
   layout_t L;
-  if (!a->topo) return PCCL_ERR_INTERNAL;
-  if (!boff || !make_layout(sb, a->topo, a->rank, boff, &L)) return PCCL_ERR_NO_MEMORY;
+  if (!P->t) return PCCL_ERR_INTERNAL;
+  if (!boff || !make_layout(sb, P->t, a->rank, a->k, boff, &L)) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   pccl_place_t mine = {PCCL_BUF_RECV, boff[a->rank]};
-  hier_reduce_scatter(sb, &L, in, mine, inter_rs, intra_rs(a));
-  hier_allgather(sb, &L, NULL, out, inter_ag, intra_ag(a));
+  hier_reduce_scatter(sb, &L, in, mine, P->inter_rs, P->intra_rs);
+  hier_allgather(sb, &L, NULL, out, P->inter_ag, P->intra_ag);
   return PCCL_OK;
+}
+
+/* The nodes as they are, the given between-node algorithms, PCCL_HIER_INTRA inside. */
+static plan_t nodes(const pccl_coll_args_t *a, pccl_group_ag_fn inter_ag, pccl_group_rs_fn inter_rs) {
+  plan_t P = {a->topo, inter_ag, intra_ag(a), inter_rs, intra_rs(a)};
+  return P;
 }
 
 pccl_status_t pccl_gen_allgather_hier_ring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  return gen_allgather(sb, a, pccl_ring_allgather);
+  plan_t P = nodes(a, pccl_ring_allgather, NULL);
+  return gen_allgather(sb, a, &P);
 }
 
-pccl_status_t pccl_gen_allgather_hier_recdbl(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  return gen_allgather(sb, a, pccl_recdbl_allgather);
+pccl_status_t pccl_gen_allgather_hier_recmul(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  plan_t P = nodes(a, pccl_recmul_allgather, NULL);
+  return gen_allgather(sb, a, &P);
 }
 
 pccl_status_t pccl_gen_allgather_hier_bruck(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  return gen_allgather(sb, a, pccl_bruck_allgather);
+  plan_t P = nodes(a, pccl_bruck_allgather, NULL);
+  return gen_allgather(sb, a, &P);
 }
 
 pccl_status_t pccl_gen_rs_hier_ring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  return gen_reduce_scatter(sb, a, pccl_ring_reduce_scatter);
+  plan_t P = nodes(a, NULL, pccl_ring_reduce_scatter);
+  return gen_reduce_scatter(sb, a, &P);
 }
 
-pccl_status_t pccl_gen_rs_hier_rechalv(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  return gen_reduce_scatter(sb, a, pccl_rechalv_reduce_scatter);
+pccl_status_t pccl_gen_rs_hier_recmul(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  plan_t P = nodes(a, NULL, pccl_recmul_reduce_scatter);
+  return gen_reduce_scatter(sb, a, &P);
 }
 
 pccl_status_t pccl_gen_allreduce_hier_ring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  return gen_allreduce(sb, a, pccl_ring_reduce_scatter, pccl_ring_allgather);
+  plan_t P = nodes(a, pccl_ring_allgather, pccl_ring_reduce_scatter);
+  return gen_allreduce(sb, a, &P);
 }
 
-pccl_status_t pccl_gen_allreduce_hier_rec(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  return gen_allreduce(sb, a, pccl_rechalv_reduce_scatter, pccl_recdbl_allgather);
+pccl_status_t pccl_gen_allreduce_hier_recmul(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  plan_t P = nodes(a, pccl_recmul_allgather, pccl_recmul_reduce_scatter);
+  return gen_allreduce(sb, a, &P);
+}
+
+/* k-ring (PICCL): groups of k consecutive ranks play the nodes; ring between
+ * the groups (p/k - 1 rounds), then ring inside each (k - 1 rounds of p/k
+ * blocks, one message each thanks to the staging order). A short last group
+ * is handled as an uneven node. */
+static pccl_status_t kring_plan(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_topo_t *t, plan_t *P) {
+  pccl_status_t st = pccl_topo_groups(sb, a->nranks, a->k < 1 ? 1 : a->k, t);
+  *P = (plan_t){t, pccl_ring_allgather, pccl_ring_allgather, pccl_ring_reduce_scatter,
+                pccl_ring_reduce_scatter};
+  return st;
+}
+
+pccl_status_t pccl_gen_allgather_kring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  pccl_topo_t t;
+  plan_t P;
+  pccl_status_t st = kring_plan(sb, a, &t, &P);
+  return st == PCCL_OK ? gen_allgather(sb, a, &P) : st;
+}
+
+pccl_status_t pccl_gen_rs_kring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  pccl_topo_t t;
+  plan_t P;
+  pccl_status_t st = kring_plan(sb, a, &t, &P);
+  return st == PCCL_OK ? gen_reduce_scatter(sb, a, &P) : st;
+}
+
+pccl_status_t pccl_gen_allreduce_kring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  pccl_topo_t t;
+  plan_t P;
+  pccl_status_t st = kring_plan(sb, a, &t, &P);
+  return st == PCCL_OK ? gen_allreduce(sb, a, &P) : st;
 }

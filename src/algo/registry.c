@@ -1,11 +1,15 @@
 /* registry.c - the table of algorithms, generated from PCCL_ALGO_MAP, and
  * helpers shared by the generators. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo.h"
 
 const pccl_algo_t pccl_algos[PCCL_ALGO_COUNT] = {
-#define PCCL_ALGO_ROW(id, coll, name, desc, gen) {PCCL_ALGO_##id, PCCL_COLL_##coll, name, desc, gen},
+#define PCCL_ALGO_ROW(id, coll, name, k, kset, desc, gen)                                          \
+  {PCCL_ALGO_##id, PCCL_COLL_##coll, name, k, kset, desc, gen},
     PCCL_ALGO_MAP(PCCL_ALGO_ROW)
 #undef PCCL_ALGO_ROW
 };
@@ -14,6 +18,41 @@ const pccl_algo_t *pccl_algo_find(pccl_coll_t coll, const char *name) {
   for (int i = 0; i < PCCL_ALGO_COUNT; i++)
     if (pccl_algos[i].coll == coll && strcmp(pccl_algos[i].name, name) == 0) return &pccl_algos[i];
   return NULL;
+}
+
+pccl_status_t pccl_choice_parse(pccl_coll_t coll, const char *text, pccl_choice_t *out, char *err,
+                                size_t errlen) {
+  char name[64];
+  const char *colon = strchr(text, ':');
+  size_t len = colon ? (size_t)(colon - text) : strlen(text);
+  const pccl_algo_t *a = NULL;
+  if (len < sizeof(name)) {
+    memcpy(name, text, len);
+    name[len] = '\0';
+    a = pccl_algo_find(coll, name);
+  }
+  if (!a) {
+    snprintf(err, errlen, "no algorithm \"%.*s\" for %s", (int)(len < 64 ? len : 64), text,
+             pccl_coll_name(coll));
+    return PCCL_ERR_INVALID_ARGUMENT;
+  }
+  *out = (pccl_choice_t){a, a->k};
+  if (!colon) return PCCL_OK;
+  if (!a->kset) {
+    snprintf(err, errlen, "algorithm %s of %s takes no parameter (\"%s\")", a->name,
+             pccl_coll_name(coll), text);
+    return PCCL_ERR_INVALID_ARGUMENT;
+  }
+  char *end = NULL;
+  errno = 0;
+  long k = strtol(colon + 1, &end, 10);
+  if (colon[1] == '\0' || *end != '\0' || errno == ERANGE || k < 2 || k > PCCL_K_MAX) {
+    snprintf(err, errlen, "parameter of %s in \"%s\" is not an integer in [2, %d]", a->name, text,
+             PCCL_K_MAX);
+    return PCCL_ERR_INVALID_ARGUMENT;
+  }
+  out->k = (int)k;
+  return PCCL_OK;
 }
 
 size_t *pccl_blocks_equal(pccl_sb_t *sb, int nblocks, size_t block) {

@@ -42,3 +42,17 @@ void pccl_topo_free(pccl_topo_t *t) {
   free(t->mem);
   memset(t, 0, sizeof(*t));
 }
+
+pccl_status_t pccl_topo_groups(pccl_sb_t *sb, int nranks, int k, pccl_topo_t *t) {
+  int ngroups = (nranks + k - 1) / k;
+  int *mem = pccl_sb_scratch(sb, ((size_t)ngroups + 1 + 2 * (size_t)nranks) * sizeof(int));
+  if (!mem) return PCCL_ERR_NO_MEMORY;
+  int *off = mem, *members = mem + ngroups + 1, *nodes = members + nranks;
+  for (int n = 0; n <= ngroups; n++) off[n] = n * k < nranks ? n * k : nranks;
+  for (int r = 0; r < nranks; r++) {
+    members[r] = r;
+    nodes[r] = r / k;
+  }
+  *t = (pccl_topo_t){ngroups, off, members, nodes, NULL};
+  return PCCL_OK;
+}

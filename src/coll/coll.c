@@ -4,6 +4,7 @@
  * Validation happens before anything is sent or written, so a call that
  * fails it leaves the receive buffer untouched. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,15 +119,16 @@ static pccl_status_t validate(pccl_comm_t *comm, call_t *c) {
   return st;
 }
 
-static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, const pccl_algo_t *algo,
+static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice,
                               pccl_sched_t *out) {
   pccl_sb_t *sb;
   pccl_status_t st = pccl_sb_create(comm->size, comm->rank, c->esize, c->inplace, c->send_in_recv,
                                     PCCL_MAX_MSG_BYTES, &sb);
   if (st != PCCL_OK) return st;
-  pccl_coll_args_t a = {c->coll,    comm->size, comm->rank,  c->root,
-                        c->count,   c->inplace, &comm->topo, comm->intra};
-  st = algo->generate(sb, &a);
+  pccl_coll_args_t a = {c->coll,   comm->size, comm->rank,  c->root,
+                        c->count,  c->inplace, &comm->topo, comm->intra,
+                        choice.k};
+  st = choice.algo->generate(sb, &a);
   /* AVG is a sum followed by a division of the result where it lands. */
   if (st == PCCL_OK && c->op == PCCL_AVG && infos[c->coll].reduces && c->use_recv)
     pccl_sb_divide(sb, pccl_rg(PCCL_BUF_RECV, 0, c->count), comm->size);
@@ -137,14 +139,14 @@ static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, const pccl_alg
   return pccl_sb_finish(sb, out);
 }
 
-static pccl_status_t get_schedule(pccl_comm_t *comm, const call_t *c, const pccl_algo_t *algo,
+static pccl_status_t get_schedule(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice,
                                   const pccl_sched_t **out) {
-  pccl_sched_key_t key = {(int)c->coll, (int)algo->id, c->root, c->inplace,
+  pccl_sched_key_t key = {(int)c->coll, (int)choice.algo->id, choice.k, c->root, c->inplace,
                           c->op == PCCL_AVG && infos[c->coll].reduces, c->count, c->esize};
   *out = pccl_cache_find(&comm->cache, &key);
   if (*out) return PCCL_OK;
   pccl_sched_t s;
-  pccl_status_t st = generate(comm, c, algo, &s);
+  pccl_status_t st = generate(comm, c, choice, &s);
   if (st != PCCL_OK) return st;
   *out = pccl_cache_insert(&comm->cache, &key, &s);
   return PCCL_OK;
@@ -164,8 +166,7 @@ static pccl_status_t ensure_tmp(pccl_comm_t *comm, size_t bytes) {
   return PCCL_OK;
 }
 
-static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_algo_t *algo,
-                             const pccl_sched_t *s) {
+static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sched_t *s) {
   const char *api = infos[c->coll].api;
   pccl_status_t st = ensure_tmp(comm, s->tmp_elems * c->esize);
   if (st != PCCL_OK)
@@ -183,7 +184,7 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_algo
     char mpi_msg[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     if (st == PCCL_ERR_MPI) MPI_Error_string(comm->tp.last_mpi_error, mpi_msg, &len);
-    pccl__error(comm, st, api, "algorithm %s failed at step %u of %u (peer %d): %s", algo->name,
+    pccl__error(comm, st, api, "algorithm %s failed at step %u of %u (peer %d): %s", comm->last_algo,
                 x.failed_step, s->nsteps, f->arg, st == PCCL_ERR_MPI ? mpi_msg : pccl_status_string(st));
     pccl_route_reset(&comm->route);
   }
@@ -203,15 +204,18 @@ static pccl_status_t run(pccl_comm_t *comm, call_t *c) {
   pccl__error_clear(comm);
   pccl_status_t st = validate(comm, c);
   if (st != PCCL_OK || c->count == 0) return st;
-  const pccl_algo_t *algo = pccl__select(comm, c->coll, reported_bytes(c));
-  if (!algo) return pccl__error(comm, PCCL_ERR_INTERNAL, api, "no algorithm registered");
-  comm->last_algo = algo->name;
+  pccl_choice_t choice = pccl__select(comm, c->coll, reported_bytes(c));
+  if (!choice.algo) return pccl__error(comm, PCCL_ERR_INTERNAL, api, "no algorithm registered");
+  if (choice.algo->kset)
+    snprintf(comm->last_algo, sizeof(comm->last_algo), "%s:%d", choice.algo->name, choice.k);
+  else
+    snprintf(comm->last_algo, sizeof(comm->last_algo), "%s", choice.algo->name);
   const pccl_sched_t *s;
-  st = get_schedule(comm, c, algo, &s);
+  st = get_schedule(comm, c, choice, &s);
   if (st != PCCL_OK)
-    return pccl__error(comm, st, api, "building the %s schedule failed: %s", algo->name,
+    return pccl__error(comm, st, api, "building the %s schedule failed: %s", comm->last_algo,
                        pccl_status_string(st));
-  return execute(comm, c, algo, s);
+  return execute(comm, c, s);
 }
 
 pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,

@@ -1,4 +1,6 @@
-/* select.c - the default selection rule: for each collective, rows of
+/* select.c - which algorithm runs a call: the forced one, else the tuning
+ * table's row for the layout and size (across nodes), else the rules below.
+ * The rules: for each collective, rows of
  * (largest size, algorithm) walked in order; the first row whose bound holds
  * and whose rank count is reached wins. Logarithmic-step algorithms take
  * small sizes, where latency rules; bandwidth-optimal ones take the rest. */
@@ -52,12 +54,16 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, PCCL_ALGO_ALLTOALL_PAIRWISE},
 };
 
-const pccl_algo_t *pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
-  if (comm->forced[coll]) return comm->forced[coll];
+pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
+  if (comm->forced[coll].algo) return comm->forced[coll];
+  if (comm->tune_sec) {
+    pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, bytes);
+    if (ch.algo) return ch;
+  }
   int multi_node = comm->nnodes > 1 && comm->nnodes < comm->size;
   for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
     if (rules[i].coll == coll && bytes <= rules[i].max_bytes && comm->size >= rules[i].min_ranks &&
         (multi_node || !rules[i].multi_node))
-      return &pccl_algos[rules[i].algo];
-  return NULL;
+      return (pccl_choice_t){&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
+  return (pccl_choice_t){NULL, 0};
 }

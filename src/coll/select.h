@@ -1,5 +1,6 @@
 /* select.h - which algorithm runs a call: the communicator's forced choice
- * (pccl_comm_set_algo / PCCL_ALGO), else the default rule. */
+ * (pccl_comm_set_algo / PCCL_ALGO), else the tuning table, else the default
+ * rules. */
 #ifndef PCCL_SELECT_H
 #define PCCL_SELECT_H
 
@@ -7,6 +8,6 @@
 
 /* `bytes` is the call's size as nccl-tests reports it (all-gather: output per
  * rank; reduce-scatter: input per rank; otherwise one buffer). */
-const pccl_algo_t *pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes);
+pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes);
 
 #endif /* PCCL_SELECT_H */

@@ -172,6 +172,32 @@ static pccl_status_t read_environment(pccl_comm_t *c, long *per_node, long *use_
   return PCCL_OK;
 }
 
+/* Collective: the tuning table (PCCL_TUNING_FILE, else the built-in one) and
+ * its section for this layout, used across nodes only; every rank must load
+ * a table and pick the same rows, or none proceeds. */
+static pccl_status_t setup_tuning(pccl_comm_t *c, const char *where) {
+  char err[PCCL_ERROR_LEN] = "";
+  const char *path = getenv("PCCL_TUNING_FILE");
+  pccl_status_t st = path && path[0] ? pccl_tune_load(path, &c->tune, err, sizeof err)
+                                     : pccl_tune_parse(pccl_tune_builtin, &c->tune, err, sizeof err);
+  int widest = 0;
+  for (int n = 0; n < c->topo.nnodes; n++)
+    if (c->topo.node_off[n + 1] - c->topo.node_off[n] > widest)
+      widest = c->topo.node_off[n + 1] - c->topo.node_off[n];
+  if (st == PCCL_OK && c->nnodes > 1) c->tune_sec = pccl_tune_section(&c->tune, c->size, widest);
+  uint32_t h = pccl_tune_hash(&c->tune, c->tune_sec);
+  unsigned v[3] = {st == PCCL_OK, h, ~h};
+  int rc = MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_UNSIGNED, MPI_MIN, c->mpi);
+  if (rc != MPI_SUCCESS) st = mpi_failed(PCCL_ERR_MPI, where, rc);
+  else if (st != PCCL_OK) st = pccl__error(NULL, st, where, "%s", err);
+  else if (!v[0]) st = pccl__error(NULL, PCCL_ERR_CONFIG, where, "another rank could not load its tuning table (PCCL_TUNING_FILE)");
+  else if (v[1] != ~v[2])
+    st = pccl__error(NULL, PCCL_ERR_CONFIG, where,
+                     "ranks disagree on the tuning table (is PCCL_TUNING_FILE the same file on every rank?)");
+  if (st != PCCL_OK) pccl_tune_free(&c->tune);
+  return st;
+}
+
 /* Collective: ranks of one node (logical node, as PCCL_RANKS_PER_NODE may
  * split a machine) reach each other through shm when it works. */
 static pccl_status_t setup_transports(pccl_comm_t *c, int use_shm) {
@@ -224,7 +250,7 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
   MPI_Comm_rank(c->mpi, &c->rank);
   MPI_Comm_size(c->mpi, &c->size);
   c->tp.comm = c->mpi;
-  c->last_algo = "none";
+  snprintf(c->last_algo, sizeof(c->last_algo), "none");
   if (per_node > 0)
     topology_fixed(c, (int)per_node);
   else
@@ -239,7 +265,14 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
     free(c);
     return st;
   }
+  if ((st = setup_tuning(c, where)) != PCCL_OK) {
+    pccl_topo_free(&c->topo);
+    MPI_Comm_free(&c->mpi);
+    free(c);
+    return st;
+  }
   if ((st = setup_transports(c, (int)use_shm)) != PCCL_OK) {
+    pccl_tune_free(&c->tune);
     pccl_topo_free(&c->topo);
     MPI_Comm_free(&c->mpi);
     free(c);
@@ -247,6 +280,7 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
                        pccl_status_string(st));
   }
   if (!registry_add(c)) {
+    pccl_tune_free(&c->tune);
     pccl_topo_free(&c->topo);
     pccl_shm_tp_destroy(c->shm);
     MPI_Comm_free(&c->mpi);
@@ -303,6 +337,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   pccl_exec_ws_free(&comm->exec_ws);
   pccl__comm_free_tmp(comm);
   pccl_topo_free(&comm->topo);
+  pccl_tune_free(&comm->tune);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Comm_free(&comm->mpi);
@@ -337,14 +372,14 @@ pccl_status_t pccl_comm_set_algo(pccl_comm_t *comm, pccl_coll_t coll, const char
   if ((unsigned)coll >= PCCL_COLL_COUNT)
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, where, "unknown collective %d", (int)coll);
   if (!name || strcmp(name, "auto") == 0) {
-    comm->forced[coll] = NULL;
+    comm->forced[coll] = (pccl_choice_t){NULL, 0};
     return PCCL_OK;
   }
-  const pccl_algo_t *a = pccl_algo_find(coll, name);
-  if (!a)
-    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, where, "no algorithm \"%s\" for %s", name,
-                       pccl_coll_name(coll));
-  comm->forced[coll] = a;
+  char why[160];
+  pccl_choice_t choice;
+  if (pccl_choice_parse(coll, name, &choice, why, sizeof(why)) != PCCL_OK)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, where, "%s", why);
+  comm->forced[coll] = choice;
   return PCCL_OK;
 }
 

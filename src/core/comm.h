@@ -9,6 +9,7 @@
 #include "cache.h"
 #include "pccl.h"
 #include "route.h"
+#include "table.h"
 
 #define PCCL_ERROR_LEN 512
 
@@ -18,8 +19,10 @@ struct pccl_comm {
   int node, nnodes, local_rank, local_size;
   pccl_topo_t topo;   /* every rank's node, for hierarchical algorithms */
   pccl_intra_t intra; /* PCCL_HIER_INTRA */
-  const pccl_algo_t *forced[PCCL_COLL_COUNT]; /* NULL: automatic selection */
-  const char *last_algo;
+  pccl_choice_t forced[PCCL_COLL_COUNT]; /* algo NULL: automatic selection */
+  pccl_tune_table_t tune;                /* PCCL_TUNING_FILE, else the built-in table */
+  const pccl_tune_section_t *tune_sec;   /* its rows for this layout; NULL: none */
+  char last_algo[80];
   char error[PCCL_ERROR_LEN];
   pccl_sched_cache_t cache;
   void *tmp; /* scratch for the schedules' TMP buffer, grown on demand */

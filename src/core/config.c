@@ -27,9 +27,9 @@ pccl_status_t pccl__parse_int(const char *name, const char *text, long min, long
   return PCCL_OK;
 }
 
-/* One "coll:algo" entry of PCCL_ALGO, in place (the entry is modified). */
-static pccl_status_t parse_entry(char *entry, const pccl_algo_t *forced[PCCL_COLL_COUNT],
-                                 char *err, size_t errlen) {
+/* One "coll:algo[:k]" entry of PCCL_ALGO, in place (the entry is modified). */
+static pccl_status_t parse_entry(char *entry, pccl_choice_t forced[PCCL_COLL_COUNT], char *err,
+                                 size_t errlen) {
   char *colon = strchr(entry, ':');
   if (!colon) {
     snprintf(err, errlen, "PCCL_ALGO entry \"%s\" is not of the form collective:algorithm", entry);
@@ -43,19 +43,18 @@ static pccl_status_t parse_entry(char *entry, const pccl_algo_t *forced[PCCL_COL
     return PCCL_ERR_CONFIG;
   }
   if (strcmp(algo, "auto") == 0) {
-    forced[coll] = NULL;
+    forced[coll] = (pccl_choice_t){NULL, 0};
     return PCCL_OK;
   }
-  const pccl_algo_t *a = pccl_algo_find((pccl_coll_t)coll, algo);
-  if (!a) {
-    snprintf(err, errlen, "PCCL_ALGO names unknown algorithm \"%s\" for %s", algo, entry);
+  char why[160];
+  if (pccl_choice_parse((pccl_coll_t)coll, algo, &forced[coll], why, sizeof(why)) != PCCL_OK) {
+    snprintf(err, errlen, "PCCL_ALGO: %s", why);
     return PCCL_ERR_CONFIG;
   }
-  forced[coll] = a;
   return PCCL_OK;
 }
 
-pccl_status_t pccl__parse_algo_list(const char *text, const pccl_algo_t *forced[PCCL_COLL_COUNT],
+pccl_status_t pccl__parse_algo_list(const char *text, pccl_choice_t forced[PCCL_COLL_COUNT],
                                     char *err, size_t errlen) {
   char *copy = strdup(text);
   if (!copy) return PCCL_ERR_NO_MEMORY;

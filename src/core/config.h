@@ -7,9 +7,9 @@
 
 #include "algo.h"
 
-/* Parses PCCL_ALGO syntax, "coll:algo[,coll:algo...]", into forced[] (entries
+/* Parses PCCL_ALGO syntax, "coll:algo[:k][,coll:algo[:k]...]", into forced[] (entries
  * not named stay as they were). On error writes a message into err. */
-pccl_status_t pccl__parse_algo_list(const char *text, const pccl_algo_t *forced[PCCL_COLL_COUNT],
+pccl_status_t pccl__parse_algo_list(const char *text, pccl_choice_t forced[PCCL_COLL_COUNT],
                                     char *err, size_t errlen);
 
 /* Parses a whole decimal integer in [min, max]. */

@@ -114,6 +114,10 @@ static pccl_status_t start(pccl_exec_t *x, uint32_t id) {
     case PCCL_STEP_DIVIDE:
       x->divide(addr(x, st->dst), st->dst.len, st->arg);
       break;
+    case PCCL_STEP_PERMUTE:
+      pccl_permute_cycles(addr(x, st->dst), st->src.len * x->elem_size,
+                          x->sched->perm + st->tag + 1, x->sched->perm[st->tag], addr(x, st->src));
+      break;
     default:
       rc = PCCL_ERR_INTERNAL;
   }

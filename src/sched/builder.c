@@ -9,6 +9,8 @@
  * of SEND need no scan unless SEND and RECV overlap: nothing else writes SEND. */
 #include "schedule.h"
 
+#include "kernels.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +41,8 @@ struct pccl_sb {
   access_list_t acc[PCCL_BUF_COUNT];
   int32_t *send_seq, *recv_seq; /* messages so far to / from each peer */
   size_t tmp_elems;
+  uint32_t *perm;
+  size_t nperm, perm_cap;
   void **scratch;
   size_t nscratch;
 };
@@ -86,6 +90,7 @@ void pccl_sb_destroy(pccl_sb_t *sb) {
   for (int b = 0; b < PCCL_BUF_COUNT; b++) free(sb->acc[b].v);
   free(sb->send_seq);
   free(sb->recv_seq);
+  free(sb->perm);
   for (size_t i = 0; i < sb->nscratch; i++) free(sb->scratch[i]);
   free(sb->scratch);
   free(sb);
@@ -169,9 +174,10 @@ static void add_step(pccl_sb_t *sb, pccl_step_t st) {
   st.dep_off = sb->ndeps;
   /* Reads first, then the writes, so a reduce onto its own input is one
    * access pair. A fused receive writes its staging region (src). */
-  track(sb, st.dep_off, id, st.src, st.kind == PCCL_STEP_RECV_REDUCE);
+  track(sb, st.dep_off, id, st.src,
+        st.kind == PCCL_STEP_RECV_REDUCE || st.kind == PCCL_STEP_PERMUTE);
   track(sb, st.dep_off, id, st.src2, 0);
-  if (st.kind == PCCL_STEP_DIVIDE) track(sb, st.dep_off, id, st.dst, 0);
+  if (st.kind == PCCL_STEP_DIVIDE || st.kind == PCCL_STEP_PERMUTE) track(sb, st.dep_off, id, st.dst, 0);
   track(sb, st.dep_off, id, st.dst, 1);
   st.ndeps = (uint32_t)(sb->ndeps - st.dep_off);
   sb->steps[sb->nsteps++] = st;
@@ -267,6 +273,34 @@ void pccl_sb_divide(pccl_sb_t *sb, pccl_region_t dst, int divisor) {
   add_step(sb, st);
 }
 
+void pccl_sb_permute(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t scratch, uint32_t nblocks,
+                     const uint32_t *src_of) {
+  if (sb->status != PCCL_OK || nblocks < 2) return;
+  if (dst.len % nblocks || scratch.len != dst.len / nblocks) {
+    sb->status = PCCL_ERR_INTERNAL;
+    return;
+  }
+  size_t need = sb->nperm + 1 + (size_t)nblocks + nblocks / 2;
+  if (sb->nperm > INT32_MAX || !grow((void **)&sb->perm, &sb->perm_cap, need, sizeof(uint32_t))) {
+    sb->status = PCCL_ERR_NO_MEMORY;
+    return;
+  }
+  size_t words = pccl_perm_cycles(src_of, nblocks, sb->perm + sb->nperm + 1);
+  if (words == SIZE_MAX) {
+    sb->status = PCCL_ERR_NO_MEMORY;
+    return;
+  }
+  if (words == 0) return; /* already in order */
+  pccl_step_t st = step_of(PCCL_STEP_PERMUTE);
+  st.dst = dst;
+  st.src = scratch;
+  st.arg = (int32_t)nblocks;
+  st.tag = (int32_t)sb->nperm;
+  sb->perm[sb->nperm] = (uint32_t)words;
+  sb->nperm += 1 + words;
+  add_step(sb, st);
+}
+
 /* Builds the successor lists the executor walks when a step completes. */
 static pccl_status_t build_successors(pccl_sched_t *s) {
   s->succ_off = calloc((size_t)s->nsteps + 1, sizeof(size_t));
@@ -296,6 +330,9 @@ pccl_status_t pccl_sb_finish(pccl_sb_t *sb, pccl_sched_t *out) {
     out->nsteps = sb->nsteps;
     out->deps = sb->deps;
     out->tmp_elems = sb->tmp_elems;
+    out->perm = sb->perm;
+    out->nperm = sb->nperm;
+    sb->perm = NULL;
     sb->steps = NULL;
     sb->deps = NULL;
     st = build_successors(out);
@@ -311,5 +348,6 @@ void pccl_sched_free(pccl_sched_t *s) {
   free(s->deps);
   free(s->succ);
   free(s->succ_off);
+  free(s->perm);
   memset(s, 0, sizeof(*s));
 }

@@ -7,7 +7,7 @@
 #include "schedule.h"
 
 typedef struct {
-  int coll, algo, root, inplace, avg;
+  int coll, algo, k, root, inplace, avg;
   size_t count, elem_size;
 } pccl_sched_key_t;
 

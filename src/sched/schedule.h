@@ -1,5 +1,5 @@
 /* schedule.h - the schedule: one rank's part of a collective as a list of steps
- * (send, recv, fused recv-reduce, reduce, copy, divide) over three buffers,
+ * (send, recv, fused recv-reduce, reduce, copy, divide, permute) over three buffers,
  * with dependencies.
  *
  * Generators (src/algo/) write a rank's steps as a sequential program through
@@ -38,7 +38,11 @@ typedef enum {
    * receive fused with its reduction. src is the staging region the message
    * lands in when the transport cannot reduce straight from it; afterwards
    * staging holds nothing useful unless it is dst. */
-  PCCL_STEP_RECV_REDUCE = 5
+  PCCL_STEP_RECV_REDUCE = 5,
+  /* dst's arg equal blocks reordered in place by the cycles stored at
+   * sched->perm[tag + 1 ..] (perm[tag] words of them, pccl_perm_cycles's
+   * format); src is one block of scratch for the rotation. */
+  PCCL_STEP_PERMUTE = 6
 } pccl_step_kind_t;
 
 enum { PCCL_STEP_MSG_SECOND = 1 }; /* pccl_step_t.flags */
@@ -60,6 +64,8 @@ typedef struct {
   uint32_t *succ;   /* successor lists (the reverse of deps) */
   size_t *succ_off; /* successors of step i: succ[succ_off[i] .. succ_off[i+1]) */
   size_t tmp_elems; /* TMP buffer the schedule needs, in elements */
+  uint32_t *perm;   /* the PERMUTE steps' cycles */
+  size_t nperm;
 } pccl_sched_t;
 
 void pccl_sched_free(pccl_sched_t *s);
@@ -96,6 +102,10 @@ void pccl_sb_recv_reduce(pccl_sb_t *sb, int peer, pccl_region_t dst, pccl_region
                          pccl_region_t local, int msg_second);
 void pccl_sb_copy(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t src);
 void pccl_sb_divide(pccl_sb_t *sb, pccl_region_t dst, int divisor);
+/* Reorders the nblocks equal blocks of dst in place so that block x is the
+ * one now at src_of[x]; scratch is one block of TMP. */
+void pccl_sb_permute(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t scratch, uint32_t nblocks,
+                     const uint32_t *src_of);
 
 /* Reserves `len` elements of TMP and returns the first one. */
 size_t pccl_sb_tmp(pccl_sb_t *sb, size_t len);

@@ -492,9 +492,11 @@ static int run_check(const tcase_t *c, const chk_t *k, unsigned char sentinel) {
   return 1;
 }
 
+/* Whether `name` ("ring", or "recmul:4" with its parameter) is registered. */
 static int algo_known(const char *name) {
+  size_t len = strcspn(name, ":");
   for (int i = 0; i < g_nalgos; i++)
-    if (g_algos[i] && strcmp(g_algos[i], name) == 0) return 1;
+    if (g_algos[i] && strlen(g_algos[i]) == len && strncmp(g_algos[i], name, len) == 0) return 1;
   return 0;
 }
 

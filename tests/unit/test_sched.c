@@ -16,6 +16,7 @@
 #include "mem_transport.h"
 
 static int passed, failed;
+static int g_k; /* the parameter the current algorithm runs with */
 
 /* Every rank's input, regenerated wherever a reference needs it. */
 static int32_t input(int rank, size_t i) {
@@ -105,8 +106,8 @@ static int check(const pccl_algo_t *al, int p, int root, size_t c, int inplace, 
     for (size_t i = 0; i < b->recv_elems; i++) {
       int32_t want = expected(al->coll, p, r, root, c, i);
       if (b->recv[i] == want) continue;
-      printf("FAIL %s/%s p=%d rank=%d root=%d count=%zu inplace=%d max_msg=%zu: element %zu is %d, want %d\n",
-             pccl_coll_name(al->coll), al->name, p, r, root, c, inplace, max_msg, i, b->recv[i], want);
+      printf("FAIL %s/%s:%d p=%d rank=%d root=%d count=%zu inplace=%d max_msg=%zu: element %zu is %d, want %d\n",
+             pccl_coll_name(al->coll), al->name, g_k, p, r, root, c, inplace, max_msg, i, b->recv[i], want);
       return 0;
     }
     /* Out of place, the send buffer must be left as it was. */
@@ -157,7 +158,7 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
   for (int r = 0; ok && r < p; r++) {
     setup(&bufs[r], al->coll, p, r, root, c, inplace);
     pccl_sb_t *sb;
-    pccl_coll_args_t a = {al->coll, p, r, root, c, bufs[r].aliased, &topo, lay.intra};
+    pccl_coll_args_t a = {al->coll, p, r, root, c, bufs[r].aliased, &topo, lay.intra, g_k};
     ok = pccl_sb_create(p, r, sizeof(int32_t), bufs[r].aliased, bufs[r].send_in_recv, max_msg, &sb) == PCCL_OK;
     if (ok && al->generate(sb, &a) != PCCL_OK) {
       pccl_sb_destroy(sb);
@@ -176,8 +177,8 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
   if (ok) {
     pccl_status_t st = pccl_mem_run_all(execs, p);
     if (st != PCCL_OK) {
-      printf("FAIL %s/%s p=%d per_node=%d root=%d count=%zu inplace=%d max_msg=%zu%s: %s (deadlock or size mismatch)\n",
-             pccl_coll_name(al->coll), al->name, p, lay.per_node, root, c, inplace, max_msg,
+      printf("FAIL %s/%s:%d p=%d per_node=%d root=%d count=%zu inplace=%d max_msg=%zu%s: %s (deadlock or size mismatch)\n",
+             pccl_coll_name(al->coll), al->name, g_k, p, lay.per_node, root, c, inplace, max_msg,
              tp == &pccl_mem_transport_staged ? " staged" : "", pccl_status_string(st));
       ok = 0;
     }
@@ -226,13 +227,23 @@ int main(int argc, char **argv) {
   const layout_t layouts[] = {{1, PCCL_INTRA_RING},      {2, PCCL_INTRA_RING},
                               {3, PCCL_INTRA_RING},      {4, PCCL_INTRA_RECURSIVE},
                               {5, PCCL_INTRA_RECURSIVE}, {-3, PCCL_INTRA_RING}};
+  /* Parameterized algorithms run for each k, on rank counts that are and
+   * are not powers of it: all up to 24, then a few powers (27, 32, 64) and
+   * their neighbours. */
+  const int ks[] = {2, 3, 4, 8};
   for (int ai = 0; ai < PCCL_ALGO_COUNT; ai++) {
     const pccl_algo_t *al = &pccl_algos[ai];
-    int before = failed;
     int hier = strncmp(al->name, "hier", 4) == 0;
-    for (size_t li = 0; li < (hier ? sizeof layouts / sizeof layouts[0] : 1); li++)
-      for (int p = 1; p <= max_p; p++) run_sweep(al, p, layouts[li]);
-    printf("%-14s %-13s %s\n", pccl_coll_name(al->coll), al->name, failed == before ? "ok" : "FAILED");
+    for (size_t ki = 0; ki < (al->kset ? sizeof ks / sizeof ks[0] : 1); ki++) {
+      int before = failed;
+      g_k = al->kset ? ks[ki] : al->k;
+      for (size_t li = 0; li < (hier ? sizeof layouts / sizeof layouts[0] : 1); li++)
+        for (int p = 1; p <= max_p; p++)
+          if (!al->kset || p <= 24 || p == 27 || p == 32 || p == 48 || p == 63 || p == 64)
+            run_sweep(al, p, layouts[li]);
+      printf("%-14s %-13s k=%d %s\n", pccl_coll_name(al->coll), al->name, g_k,
+             failed == before ? "ok" : "FAILED");
+    }
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

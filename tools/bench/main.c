@@ -182,8 +182,12 @@ static void report_size(const bench_t *b, const bench_case_t *c, const size_resu
          check_text(r->check, "n/a"));
   fflush(stdout);
   if (b->csv == NULL) return;
-  fprintf(b->csv, "%s,%s,0,%d,%d,%zu,%.3f,%.4f,%.4f,%s,%s,%s\n", pccl_coll_name(c->coll),
-          r->algorithm, b->nranks, b->nnodes, r->bytes, time_us, algbw, algbw * factor,
+  /* "recmul:4" (or "auto:recmul:4") goes out as algorithm recmul, k 4 */
+  const char *colon = strrchr(r->algorithm, ':');
+  int k = colon && colon[1] >= '0' && colon[1] <= '9' ? atoi(colon + 1) : 0;
+  int name_len = k ? (int)(colon - r->algorithm) : (int)strlen(r->algorithm);
+  fprintf(b->csv, "%s,%.*s,%d,%d,%d,%zu,%.3f,%.4f,%.4f,%s,%s,%s\n", pccl_coll_name(c->coll),
+          name_len, r->algorithm, k, b->nranks, b->nnodes, r->bytes, time_us, algbw, algbw * factor,
           optional_number(mpi_text, sizeof mpi_text, r->has_mpi, mpi_us, 3, ""),
           optional_number(speedup_text, sizeof speedup_text, r->has_mpi, speedup, 4, ""),
           check_text(r->check, ""));
@@ -238,7 +242,7 @@ static void benchmark_collective(bench_t *b, pccl_coll_t coll) {
       benchmark_algorithm(b, coll, NULL);
     } else if (strcmp(item, "all") == 0) {
       for (int i = 0; i < count; i++) benchmark_algorithm(b, coll, registered[i]);
-    } else if (find_name(registered, count, item) >= 0) {
+    } else if (find_algorithm(registered, count, item) >= 0) {
       benchmark_algorithm(b, coll, item);
     } else if (b->rank == 0) {
       printf("# note: no algorithm '%s' for %s; skipped\n", item, pccl_coll_name(coll));

@@ -84,6 +84,13 @@ int find_name(const char *const *names, int count, const char *name) {
   return -1;
 }
 
+int find_algorithm(const char *const *names, int count, const char *item) {
+  size_t len = strcspn(item, ":"); /* "recmul:4" is algorithm recmul with k = 4 */
+  for (int i = 0; i < count; i++)
+    if (strlen(names[i]) == len && strncmp(names[i], item, len) == 0) return i;
+  return -1;
+}
+
 /* The library's name of value `value` of an enum: what -c, -d and -o accept. */
 typedef const char *name_of_fn(int value);
 
@@ -282,7 +289,7 @@ bool parse_options(int argc, char **argv, int nranks, options_t *opts, char *err
 static bool algorithm_registered(pccl_coll_t coll, const char *name) {
   int count = 0;
   const char **names = registered_algorithms(coll, &count);
-  bool found = find_name(names, count, name) >= 0;
+  bool found = find_algorithm(names, count, name) >= 0;
   free(names);
   return found;
 }

@@ -53,5 +53,7 @@ bool next_list_item(const char **cursor, char item[MAX_NAME]);
 
 /* Index of `name` in `names`, or -1. */
 int find_name(const char *const *names, int count, const char *name);
+/* The same for an algorithm item of -a, "name" or "name:k". */
+int find_algorithm(const char *const *names, int count, const char *item);
 
 #endif

@@ -1,0 +1,239 @@
+/* graph.c - builds the simulator's graph: every rank's schedule generated as
+ * the library generates it (src/coll/coll.c), converted at once into compact
+ * steps and freed, then each send paired with its receive.
+ *
+ * Pairing follows MPI's ordering rule and ignores tags (they wrap): the n-th
+ * send from a to b feeds the n-th receive at b whose peer is a, in step
+ * order. Sends are sorted stably by destination, receives by source and then
+ * by receiver (counting sorts, linear in messages plus ranks), which puts
+ * both lists in (receiver, sender, order) order; walking them side by side
+ * pairs them, and the first place they differ names the pair of ranks whose
+ * counts disagree. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_graph.h"
+
+#define PCCL_SIM_MAX_MSG_BYTES ((size_t)1 << 30) /* as coll.c's PCCL_MAX_MSG_BYTES */
+
+typedef struct {
+  pccl_sim_graph_t *g;
+  size_t step_cap, off_cap, succ_cap, nsucc;
+} builder_t;
+
+static void say(char *msg, size_t len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, len, fmt, ap);
+  va_end(ap);
+}
+
+static int reserve(void **v, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 1;
+  size_t ncap = *cap ? *cap : 1024;
+  while (ncap < need) ncap += ncap / 2;
+  void *nv = realloc(*v, ncap * elem);
+  if (!nv) return 0;
+  *v = nv;
+  *cap = ncap;
+  return 1;
+}
+
+static int is_receive(int kind) { return kind == PCCL_STEP_RECV || kind == PCCL_STEP_RECV_REDUCE; }
+
+/* Appends rank r's schedule to the graph. */
+static pccl_status_t append_rank(builder_t *b, const pccl_sched_t *s, int r, size_t elem_size) {
+  pccl_sim_graph_t *g = b->g;
+  size_t base = g->nsteps, n = s->nsteps, edges = s->succ_off[n];
+  if (base + n >= PCCL_SIM_NIL || b->nsucc + edges > UINT32_MAX) return PCCL_ERR_UNSUPPORTED;
+  if (!reserve((void **)&g->step, &b->step_cap, base + n, sizeof(*g->step)) ||
+      !reserve((void **)&g->succ_off, &b->off_cap, base + n + 1, sizeof(*g->succ_off)) ||
+      !reserve((void **)&g->succ, &b->succ_cap, b->nsucc + edges, sizeof(*g->succ)))
+    return PCCL_ERR_NO_MEMORY;
+  for (size_t i = 0; i < n; i++) {
+    const pccl_step_t *st = &s->steps[i];
+    int message = st->kind == PCCL_STEP_SEND || is_receive(st->kind);
+    size_t elems = st->kind == PCCL_STEP_SEND ? st->src.len : st->dst.len;
+    g->step[base + i] = (pccl_sim_step_t){.bytes = (uint64_t)elems * elem_size,
+                                          .rank = r,
+                                          .peer = message ? st->arg : -1,
+                                          .pending = st->ndeps,
+                                          .match = PCCL_SIM_NIL,
+                                          .next = PCCL_SIM_NIL,
+                                          .kind = (uint8_t)st->kind};
+    g->succ_off[base + i] = (uint32_t)(b->nsucc + s->succ_off[i]);
+  }
+  for (size_t e = 0; e < edges; e++) g->succ[b->nsucc + e] = (uint32_t)(base + s->succ[e]);
+  b->nsucc += edges;
+  g->nsteps = (uint32_t)(base + n);
+  g->succ_off[g->nsteps] = (uint32_t)b->nsucc;
+  return PCCL_OK;
+}
+
+/* Rank r's schedule, as coll.c's generate() builds it. */
+static pccl_status_t generate(const pccl_sim_case_t *c, int k, const pccl_topo_t *topo, int r,
+                              pccl_sched_t *out) {
+  pccl_sb_t *sb;
+  pccl_status_t st =
+      pccl_sb_create(c->nranks, r, c->elem_size, 0, 0, PCCL_SIM_MAX_MSG_BYTES, &sb);
+  if (st != PCCL_OK) return st;
+  pccl_coll_args_t a = {.coll = c->coll, .nranks = c->nranks, .rank = r, .root = 0,
+                        .count = c->count, .inplace = 0, .topo = topo,
+                        .intra = PCCL_INTRA_RING, .k = k};
+  st = c->algo->generate(sb, &a);
+  if (st != PCCL_OK) {
+    pccl_sb_destroy(sb);
+    return st;
+  }
+  return pccl_sb_finish(sb, out);
+}
+
+static pccl_status_t make_topo(int nranks, int per_node, pccl_topo_t *t) {
+  int *node = malloc((size_t)nranks * sizeof(int)), *local = malloc((size_t)nranks * sizeof(int));
+  pccl_status_t st = PCCL_ERR_NO_MEMORY;
+  if (node && local) {
+    for (int r = 0; r < nranks; r++) {
+      node[r] = r / per_node;
+      local[r] = r % per_node;
+    }
+    st = pccl_topo_create(nranks, node, local, t);
+  }
+  free(node);
+  free(local);
+  return st;
+}
+
+/* ---- pairing -------------------------------------------------------------- */
+
+/* Stable counting sort of step indices by rank (by_peer 0) or peer (1). */
+static void sort_by(const pccl_sim_graph_t *g, const uint32_t *in, uint32_t *out, size_t n,
+                    int by_peer, size_t *count) {
+  memset(count, 0, ((size_t)g->nranks + 1) * sizeof(size_t));
+  for (size_t i = 0; i < n; i++) {
+    const pccl_sim_step_t *s = &g->step[in[i]];
+    count[(by_peer ? s->peer : s->rank) + 1]++;
+  }
+  for (int r = 0; r < g->nranks; r++) count[r + 1] += count[r];
+  for (size_t i = 0; i < n; i++) {
+    const pccl_sim_step_t *s = &g->step[in[i]];
+    out[count[by_peer ? s->peer : s->rank]++] = in[i];
+  }
+}
+
+/* Walks sends and receives, both in (receiver, sender, order) order. */
+static pccl_status_t pair(pccl_sim_graph_t *g, const uint32_t *snd, size_t ns, const uint32_t *rcv,
+                          size_t nr, char *msg, size_t len) {
+  size_t i = 0;
+  for (; i < ns && i < nr; i++) {
+    pccl_sim_step_t *s = &g->step[snd[i]];
+    const pccl_sim_step_t *r = &g->step[rcv[i]];
+    if (s->peer != r->rank || s->rank != r->peer) break;
+    if (s->bytes != r->bytes) {
+      say(msg, len, "rank %d sends %llu bytes to rank %d, which receives %llu there", (int)s->rank,
+          (unsigned long long)s->bytes, (int)s->peer, (unsigned long long)r->bytes);
+      return PCCL_ERR_INTERNAL;
+    }
+    s->match = rcv[i];
+  }
+  if (i == ns && i == nr) return PCCL_OK;
+  const pccl_sim_step_t *s = i < ns ? &g->step[snd[i]] : NULL;
+  const pccl_sim_step_t *r = i < nr ? &g->step[rcv[i]] : NULL;
+  int send_extra = !r || (s && (s->peer < r->rank || (s->peer == r->rank && s->rank < r->peer)));
+  if (send_extra)
+    say(msg, len, "rank %d sends more messages to rank %d than that rank receives from it",
+        (int)s->rank, (int)s->peer);
+  else
+    say(msg, len, "rank %d posts more receives from rank %d than that rank sends to it",
+        (int)r->rank, (int)r->peer);
+  return PCCL_ERR_INTERNAL;
+}
+
+pccl_status_t pccl__sim_graph_match(pccl_sim_graph_t *g, char *msg, size_t len) {
+  size_t ns = 0, nr = 0;
+  for (uint32_t i = 0; i < g->nsteps; i++) {
+    const pccl_sim_step_t *s = &g->step[i];
+    if (s->kind != PCCL_STEP_SEND && !is_receive(s->kind)) continue;
+    if (s->peer < 0 || s->peer >= g->nranks || s->peer == s->rank) {
+      say(msg, len, "rank %d step %u names peer %d", (int)s->rank, i, (int)s->peer);
+      return PCCL_ERR_INTERNAL;
+    }
+    if (s->kind == PCCL_STEP_SEND)
+      ns++;
+    else
+      nr++;
+  }
+  uint32_t *snd = malloc((ns + 1) * sizeof(uint32_t)), *snd_sorted = malloc((ns + 1) * sizeof(uint32_t));
+  uint32_t *rcv = malloc((nr + 1) * sizeof(uint32_t)), *tmp = malloc((nr + 1) * sizeof(uint32_t));
+  size_t *count = malloc(((size_t)g->nranks + 1) * sizeof(size_t));
+  pccl_status_t st = PCCL_ERR_NO_MEMORY;
+  if (snd && snd_sorted && rcv && tmp && count) {
+    size_t a = 0, b = 0;
+    for (uint32_t i = 0; i < g->nsteps; i++) {
+      if (g->step[i].kind == PCCL_STEP_SEND) snd[a++] = i;
+      if (is_receive(g->step[i].kind)) rcv[b++] = i;
+    }
+    sort_by(g, snd, snd_sorted, ns, 1, count);
+    sort_by(g, rcv, tmp, nr, 1, count);
+    sort_by(g, tmp, rcv, nr, 0, count);
+    st = pair(g, snd_sorted, ns, rcv, nr, msg, len);
+    g->nmessages = ns;
+  }
+  free(snd);
+  free(snd_sorted);
+  free(rcv);
+  free(tmp);
+  free(count);
+  if (st == PCCL_ERR_NO_MEMORY) say(msg, len, "out of memory pairing %zu messages", ns);
+  return st;
+}
+
+/* ---- building -------------------------------------------------------------- */
+
+void pccl__sim_graph_free(pccl_sim_graph_t *g) {
+  if (!g) return;
+  free(g->step);
+  free(g->succ_off);
+  free(g->succ);
+  memset(g, 0, sizeof(*g));
+}
+
+static pccl_status_t add_all_ranks(const pccl_sim_case_t *c, int k, const pccl_topo_t *topo,
+                                   builder_t *b, char *msg, size_t len) {
+  for (int r = 0; r < c->nranks; r++) {
+    pccl_sched_t s;
+    pccl_status_t st = generate(c, k, topo, r, &s);
+    if (st != PCCL_OK) {
+      say(msg, len, "%s %s: generating rank %d's schedule: %s", pccl_coll_name(c->coll),
+          c->algo->name, r, pccl_status_string(st));
+      return st;
+    }
+    st = append_rank(b, &s, r, c->elem_size);
+    pccl_sched_free(&s);
+    if (st != PCCL_OK) {
+      say(msg, len, st == PCCL_ERR_UNSUPPORTED ? "more than 2^32 - 2 steps or dependencies"
+                                               : "out of memory at rank %d's schedule", r);
+      return st;
+    }
+  }
+  return PCCL_OK;
+}
+
+pccl_status_t pccl__sim_graph_build(const pccl_sim_case_t *c, int k, pccl_sim_graph_t *g,
+                                    char *msg, size_t len) {
+  memset(g, 0, sizeof(*g));
+  g->nranks = c->nranks;
+  g->ranks_per_node = c->ranks_per_node;
+  pccl_topo_t topo;
+  pccl_status_t st = make_topo(c->nranks, c->ranks_per_node, &topo);
+  if (st != PCCL_OK) {
+    say(msg, len, "cannot lay out %d ranks, %d per node", c->nranks, c->ranks_per_node);
+    return st;
+  }
+  builder_t b = {g, 0, 0, 0, 0};
+  st = add_all_ranks(c, k, &topo, &b, msg, len);
+  pccl_topo_free(&topo);
+  if (st != PCCL_OK) pccl__sim_graph_free(g);
+  return st;
+}

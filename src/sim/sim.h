@@ -1,0 +1,85 @@
+/* sim.h - the LogGP discrete-event simulator: runs the schedules the
+ * executor would run (one per rank, from the same generators) on a model of a
+ * machine and predicts the collective's time. Used by pccl-sim and by the
+ * tuner; never on the call path.
+ *
+ * The machine (a profile, see docs/profile-format.md): LogGP parameters per
+ * network level (inside a node, between nodes), a per-byte cost of reducing
+ * and of copying locally, the device radix (sends, and receives, one rank
+ * keeps in flight before the next waits) and the node radix (transfers one
+ * NIC of a node carries at once; rank l of a node uses NIC l % nics). */
+#ifndef PCCL_SIM_H
+#define PCCL_SIM_H
+
+#include <stdio.h>
+
+#include "algo.h"
+
+typedef enum { PCCL_LEVEL_INTRA = 0, PCCL_LEVEL_INTER = 1, PCCL_LEVEL_COUNT } pccl_level_t;
+
+/* One network level, in seconds (G: seconds per byte). */
+typedef struct {
+  double L, o_s, o_r, g, G;
+} pccl_loggp_t;
+
+#define PCCL_PROFILE_TEXT 256
+
+typedef struct {
+  char name[PCCL_PROFILE_TEXT];
+  char source[PCCL_PROFILE_TEXT]; /* where the numbers come from */
+  int ranks_per_node;             /* the machine's usual layout */
+  int nics_per_node;
+  int device_radix; /* 0: unlimited */
+  int node_radix;   /* per NIC; 0: unlimited */
+  double gamma;     /* seconds per byte reduced */
+  double copy;      /* seconds per byte copied inside a rank */
+  pccl_loggp_t level[PCCL_LEVEL_COUNT];
+} pccl_profile_t;
+
+/* Reads a profile file. On error returns PCCL_ERR_CONFIG (malformed: the
+ * message names the line) or PCCL_ERR_INVALID_ARGUMENT (NULL argument, cannot
+ * open), with a message in err (which may be NULL when errlen is 0). */
+pccl_status_t pccl_profile_load(const char *path, pccl_profile_t *p, char *err, size_t errlen);
+pccl_status_t pccl_profile_parse(const char *text, pccl_profile_t *p, char *err, size_t errlen);
+/* Whether every field of p is within the bounds the format allows (a profile
+ * built in memory): PCCL_OK or PCCL_ERR_CONFIG naming the field. */
+pccl_status_t pccl_profile_check(const pccl_profile_t *p, char *err, size_t errlen);
+/* Writes p in the format pccl_profile_load reads (numbers with 17
+ * significant digits, so they read back identical). PCCL_ERR_INVALID_ARGUMENT
+ * for NULL, PCCL_ERR_CONFIG when pccl_profile_check rejects p. */
+pccl_status_t pccl_profile_write(FILE *f, const pccl_profile_t *p);
+
+/* What to simulate: a collective on nranks ranks, ranks_per_node consecutive
+ * ranks per node (the last node may hold fewer). */
+typedef struct {
+  pccl_coll_t coll;
+  const pccl_algo_t *algo;
+  int k; /* the algorithm's parameter; 0: its default */
+  int nranks, ranks_per_node;
+  size_t count;     /* elements, as the collective's count argument */
+  size_t elem_size; /* bytes */
+} pccl_sim_case_t;
+
+typedef struct {
+  double seconds;     /* when the last rank finishes */
+  size_t nmessages;   /* point-to-point messages simulated */
+  size_t nsteps;      /* steps of all ranks */
+  double gen_wall;    /* wall-clock seconds spent generating the schedules */
+  double sim_wall;    /* wall-clock seconds spent matching and simulating */
+  char message[PCCL_PROFILE_TEXT]; /* why pccl_sim_run failed; "" on success */
+} pccl_sim_result_t;
+
+/* Generates every rank's schedule for `c` (as the library would: not in
+ * place, root 0, k = c->k or the algorithm's default) and simulates it on
+ * `p`. Returns PCCL_OK; PCCL_ERR_INVALID_ARGUMENT (NULL, nranks or
+ * ranks_per_node below 1, no algorithm or one of another collective, elem_size
+ * 0, a k the algorithm does not take); PCCL_ERR_OVERFLOW (buffers larger than
+ * PTRDIFF_MAX); PCCL_ERR_CONFIG (p fails pccl_profile_check);
+ * PCCL_ERR_NO_MEMORY; PCCL_ERR_UNSUPPORTED (more than 2^32 - 2 steps or
+ * dependencies); a generator's own error; PCCL_ERR_INTERNAL (sends and
+ * receives do not pair up, or the schedules deadlock). out->message says
+ * what went wrong. */
+pccl_status_t pccl_sim_run(const pccl_profile_t *p, const pccl_sim_case_t *c,
+                           pccl_sim_result_t *out);
+
+#endif /* PCCL_SIM_H */

@@ -1,0 +1,50 @@
+/* sim_graph.h - the simulator's compact form of every rank's schedule: one
+ * small record per step (what it costs, whom it talks to, how many
+ * dependencies are still open), successor lists, and each send's matching
+ * receive. Built by graph.c, consumed by engine.c; private to src/sim/. */
+#ifndef PCCL_SIM_GRAPH_H
+#define PCCL_SIM_GRAPH_H
+
+#include <stdint.h>
+
+#include "sim.h"
+
+#define PCCL_SIM_NIL UINT32_MAX /* no step */
+
+enum { PCCL_SIM_POSTED = 1, PCCL_SIM_ARRIVED = 2, PCCL_SIM_DONE = 4 }; /* step flags */
+
+typedef struct {
+  uint64_t bytes;   /* message bytes, or bytes a local step copies / reduces */
+  int32_t rank;     /* the rank whose step this is */
+  int32_t peer;     /* SEND: destination; RECV, RECV_REDUCE: source */
+  uint32_t pending; /* dependencies not complete yet */
+  uint32_t match;   /* SEND: the receive it feeds (global step index) */
+  uint32_t next;    /* link in a wait queue of the engine */
+  uint8_t kind;     /* pccl_step_kind_t */
+  uint8_t flags;    /* PCCL_SIM_* */
+} pccl_sim_step_t;
+
+typedef struct {
+  int nranks, ranks_per_node;
+  pccl_sim_step_t *step; /* all ranks' steps, rank 0's first */
+  uint32_t nsteps;
+  uint32_t *succ_off; /* successors of step i: succ[succ_off[i] .. succ_off[i+1]) */
+  uint32_t *succ;     /* global step indices */
+  size_t nmessages;
+} pccl_sim_graph_t;
+
+/* Generates each rank's schedule for c with parameter k, converting and
+ * freeing each at once. On failure `msg` says why and g is empty. */
+pccl_status_t pccl__sim_graph_build(const pccl_sim_case_t *c, int k, pccl_sim_graph_t *g,
+                                    char *msg, size_t msglen);
+/* Pairs every send with its receive (sets match and nmessages);
+ * PCCL_ERR_INTERNAL, with the pair of ranks in `msg`, when they do not pair. */
+pccl_status_t pccl__sim_graph_match(pccl_sim_graph_t *g, char *msg, size_t msglen);
+void pccl__sim_graph_free(pccl_sim_graph_t *g);
+
+/* Runs the graph on profile p; *seconds is when the last step completes.
+ * Consumes the graph's pending counts and flags. */
+pccl_status_t pccl__sim_engine_run(const pccl_profile_t *p, pccl_sim_graph_t *g,
+                                   double *seconds, char *msg, size_t msglen);
+
+#endif /* PCCL_SIM_GRAPH_H */

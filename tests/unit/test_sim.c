@@ -1,0 +1,544 @@
+/* test_sim.c - the simulator and the profile format.
+ *
+ * Predictions are checked against closed forms written out here by hand from
+ * the model of docs/simulator.md, never against the simulator itself: ring
+ * and recursive-doubling all-gather, ring reduce-scatter with reductions, a
+ * gap-limited ring, a 2-rank exchange, and tiny hand-written schedules (test
+ * generators run through the real builder and pccl_sim_run) where two
+ * transfers share a NIC (node radix) or a device (device radix). The profile
+ * parser must round-trip through pccl_profile_write, reject a list of
+ * malformed inputs with PCCL_ERR_CONFIG and a line number, and survive
+ * random mutations of a good file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+static int passed, failed;
+
+static void expect(int ok, const char *what) {
+  if (ok) {
+    passed++;
+    return;
+  }
+  failed++;
+  printf("FAIL %s\n", what);
+}
+
+static void expect_time(double got, double want, const char *what) {
+  int ok = fabs(got - want) <= 1e-12 * fabs(want);
+  if (!ok) printf("  %s: simulated %.17g s, expected %.17g s\n", what, got, want);
+  expect(ok, what);
+}
+
+/* A contention-free profile: o_s <= g, gamma = copy = 0, radices off. */
+static pccl_profile_t base_profile(void) {
+  pccl_profile_t p;
+  memset(&p, 0, sizeof p);
+  strcpy(p.name, "test");
+  p.ranks_per_node = 4;
+  p.nics_per_node = 1;
+  p.level[PCCL_LEVEL_INTRA] = (pccl_loggp_t){.L = 0.7e-6, .o_s = 0.2e-6, .o_r = 0.3e-6,
+                                             .g = 0.25e-6, .G = 1.0 / 50e9};
+  p.level[PCCL_LEVEL_INTER] = (pccl_loggp_t){.L = 2.1e-6, .o_s = 0.4e-6, .o_r = 0.55e-6,
+                                             .g = 0.5e-6, .G = 1.0 / 25e9};
+  return p;
+}
+
+static double run_time(const pccl_profile_t *p, pccl_coll_t coll, const char *algo, int nranks,
+                       int per_node, size_t count) {
+  pccl_sim_case_t c = {coll, pccl_algo_find(coll, algo), 0, nranks, per_node, count, 4};
+  pccl_sim_result_t r;
+  pccl_status_t st = pccl_sim_run(p, &c, &r);
+  if (st != PCCL_OK) {
+    printf("  %s %s p=%d: %s: %s\n", pccl_coll_name(coll), algo, nranks, pccl_status_string(st),
+           r.message);
+    return -1;
+  }
+  return r.seconds;
+}
+
+/* ---- closed forms ---------------------------------------------------------- */
+
+static void test_ring_allgather(void) {
+  pccl_profile_t p = base_profile();
+  int ps[] = {2, 3, 7, 16};
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+    for (int lv = 0; lv < PCCL_LEVEL_COUNT; lv++) {
+      int n = ps[i];
+      size_t count = 1000;
+      double m = 4.0 * (double)count;
+      const pccl_loggp_t *l = &p.level[lv];
+      double want = (n - 1) * (l->o_s + m * l->G + l->L + l->o_r);
+      /* one node holds everyone (intra), or each rank is a node (inter) */
+      double got = run_time(&p, PCCL_COLL_ALLGATHER, "ring", n, lv == PCCL_LEVEL_INTRA ? n : 1,
+                            count);
+      char what[96];
+      snprintf(what, sizeof what, "ring all-gather p=%d %s", n, lv ? "inter" : "intra");
+      expect_time(got, want, what);
+    }
+  }
+}
+
+static void test_recdbl_allgather(void) {
+  pccl_profile_t p = base_profile();
+  for (int n = 2; n <= 32; n *= 2) {
+    size_t count = 3000;
+    double m = 4.0 * (double)count, want = 0;
+    const pccl_loggp_t *l = &p.level[PCCL_LEVEL_INTRA];
+    for (int blocks = 1; blocks < n; blocks *= 2) want += l->o_s + blocks * m * l->G + l->L + l->o_r;
+    char what[64];
+    snprintf(what, sizeof what, "recursive doubling all-gather p=%d", n);
+    expect_time(run_time(&p, PCCL_COLL_ALLGATHER, "recdbl", n, n, count), want, what);
+  }
+}
+
+/* Each round: send a partial sum, receive and reduce the next; the local
+ * block costs m*gamma in the fused receive-reduce. */
+static void test_ring_reduce_scatter(void) {
+  pccl_profile_t p = base_profile();
+  p.gamma = 1.0 / 8e9;
+  int n = 6;
+  size_t count = 5000;
+  double m = 4.0 * (double)count;
+  const pccl_loggp_t *l = &p.level[PCCL_LEVEL_INTRA];
+  double want = (n - 1) * (l->o_s + m * l->G + l->L + l->o_r + m * p.gamma);
+  expect_time(run_time(&p, PCCL_COLL_REDUCE_SCATTER, "ring", n, n, count), want,
+              "ring reduce-scatter with gamma");
+}
+
+/* The copy of the rank's own block holds the CPU before the first send. */
+static void test_ring_with_copy(void) {
+  pccl_profile_t p = base_profile();
+  p.copy = 1.0 / 10e9;
+  int n = 5;
+  size_t count = 2000;
+  double m = 4.0 * (double)count;
+  const pccl_loggp_t *l = &p.level[PCCL_LEVEL_INTRA];
+  double want = m * p.copy + (n - 1) * (l->o_s + m * l->G + l->L + l->o_r);
+  expect_time(run_time(&p, PCCL_COLL_ALLGATHER, "ring", n, n, count), want,
+              "ring all-gather with a copy");
+}
+
+/* g longer than a round: the second send waits for the gap, not for data. */
+static void test_gap_limited_ring(void) {
+  pccl_profile_t p = base_profile();
+  pccl_loggp_t *l = &p.level[PCCL_LEVEL_INTRA];
+  l->g = 20e-6;
+  size_t count = 100;
+  double m = 400;
+  double want = l->o_s + l->g + m * l->G + l->L + l->o_r;
+  expect_time(run_time(&p, PCCL_COLL_ALLGATHER, "ring", 3, 3, count), want,
+              "gap-limited ring all-gather p=3");
+}
+
+/* ---- hand-written schedules: contention ----------------------------------- */
+
+/* Who sends to whom in the current test schedule: pairs (from, to). */
+static int g_pairs[8][2];
+static int g_npairs;
+static size_t g_bytes_override; /* nonzero: the receive expects this many elements */
+
+static pccl_status_t gen_pairs(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  for (int i = 0; i < g_npairs; i++) {
+    if (g_pairs[i][0] == a->rank)
+      pccl_sb_send(sb, g_pairs[i][1], pccl_rg(PCCL_BUF_SEND, 0, a->count));
+    if (g_pairs[i][1] == a->rank) {
+      size_t n = g_bytes_override ? g_bytes_override : a->count;
+      pccl_sb_recv(sb, g_pairs[i][0], pccl_rg(PCCL_BUF_RECV, (size_t)i * a->count, n));
+    }
+  }
+  return PCCL_OK;
+}
+
+/* Each rank receives from the other, then sends what it received: neither
+ * send can start. */
+static pccl_status_t gen_deadlock(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  int other = 1 - a->rank;
+  pccl_sb_recv(sb, other, pccl_rg(PCCL_BUF_RECV, 0, a->count));
+  pccl_sb_send(sb, other, pccl_rg(PCCL_BUF_RECV, 0, a->count));
+  return PCCL_OK;
+}
+
+static const pccl_algo_t test_pairs = {.coll = PCCL_COLL_ALLGATHER, .name = "pairs",
+                                       .description = "test", .generate = gen_pairs};
+static const pccl_algo_t test_deadlock = {.coll = PCCL_COLL_ALLGATHER, .name = "deadlock",
+                                          .description = "test", .generate = gen_deadlock};
+
+static pccl_status_t run_pairs(const pccl_profile_t *p, int nranks, int per_node, size_t count,
+                               pccl_sim_result_t *r) {
+  pccl_sim_case_t c = {PCCL_COLL_ALLGATHER, &test_pairs, 0, nranks, per_node, count, 4};
+  return pccl_sim_run(p, &c, r);
+}
+
+static double pairs_time(const pccl_profile_t *p, int nranks, int per_node, size_t count) {
+  pccl_sim_result_t r;
+  pccl_status_t st = run_pairs(p, nranks, per_node, count, &r);
+  if (st != PCCL_OK) printf("  pairs: %s: %s\n", pccl_status_string(st), r.message);
+  return st == PCCL_OK ? r.seconds : -1;
+}
+
+static void set_pairs(int n, const int (*pairs)[2]) {
+  g_npairs = n;
+  memcpy(g_pairs, pairs, (size_t)n * sizeof pairs[0]);
+}
+
+/* Two nodes of two ranks, one NIC each: 0->2 and 1->3 leave through one NIC
+ * and enter through one; with node radix 1 the second waits for the first's
+ * wire time. */
+static void test_node_radix(void) {
+  pccl_profile_t p = base_profile();
+  const pccl_loggp_t *l = &p.level[PCCL_LEVEL_INTER];
+  size_t count = 50000;
+  double m = 4.0 * (double)count;
+  double alone = l->o_s + m * l->G + l->L + l->o_r, shared = alone + m * l->G;
+  const int out_pairs[][2] = {{0, 2}, {1, 3}};
+  set_pairs(2, out_pairs);
+  p.node_radix = 1;
+  expect_time(pairs_time(&p, 4, 2, count), shared, "node radix 1: two transfers share a NIC");
+  p.node_radix = 2;
+  expect_time(pairs_time(&p, 4, 2, count), alone, "node radix 2: no waiting");
+  p.node_radix = 0;
+  expect_time(pairs_time(&p, 4, 2, count), alone, "node radix off");
+  p.node_radix = 1;
+  p.nics_per_node = 2; /* local ranks 0 and 1 use NICs 0 and 1 */
+  expect_time(pairs_time(&p, 4, 2, count), alone, "node radix 1, two NICs: no waiting");
+  p.nics_per_node = 1;
+  /* outgoing only: both leave node 0's NIC for NICs of different nodes */
+  const int out_only[][2] = {{0, 2}, {1, 4}};
+  set_pairs(2, out_only);
+  expect_time(pairs_time(&p, 6, 2, count), shared, "node radix 1: two transfers out of one NIC");
+  /* incoming only: ranks of nodes 0 and 1 send to node 2, one NIC there */
+  const int in_pairs[][2] = {{0, 4}, {2, 5}};
+  set_pairs(2, in_pairs);
+  expect_time(pairs_time(&p, 6, 2, count), shared, "node radix 1: two transfers into one NIC");
+  /* three transfers through one NIC with radix 2: the third waits once */
+  const int three[][2] = {{0, 3}, {1, 4}, {2, 5}};
+  set_pairs(3, three);
+  p.node_radix = 2;
+  expect_time(pairs_time(&p, 6, 3, count), shared, "node radix 2: the third transfer waits");
+}
+
+/* Rank 0 sends to ranks 1 and 2 inside one node (sends), or receives from
+ * them (receives). */
+static void test_device_radix(void) {
+  pccl_profile_t p = base_profile();
+  const pccl_loggp_t *l = &p.level[PCCL_LEVEL_INTRA];
+  size_t count = 50000;
+  double m = 4.0 * (double)count, mG = m * l->G;
+  const int fan_out[][2] = {{0, 1}, {0, 2}};
+  set_pairs(2, fan_out);
+  /* unlimited: the second o_s overlaps the first wire; injection waits for the gap mG */
+  expect_time(pairs_time(&p, 3, 3, count), l->o_s + 2 * mG + l->L + l->o_r,
+              "device radix off: two sends, gap-serialized");
+  p.device_radix = 1; /* the second send starts only when the first has left */
+  expect_time(pairs_time(&p, 3, 3, count), 2 * l->o_s + 2 * mG + l->L + l->o_r,
+              "device radix 1: second send waits for the first");
+  const int fan_in[][2] = {{1, 0}, {2, 0}};
+  set_pairs(2, fan_in);
+  p.device_radix = 0; /* both arrive together; the receiver's CPU takes them in turn */
+  expect_time(pairs_time(&p, 3, 3, count), l->o_s + mG + l->L + 2 * l->o_r,
+              "device radix off: two receives");
+  p.device_radix = 1; /* the second transfer waits for the first's wire time */
+  expect_time(pairs_time(&p, 3, 3, count), l->o_s + 2 * mG + l->L + l->o_r,
+              "device radix 1: second receive waits");
+}
+
+/* ---- errors ----------------------------------------------------------------- */
+
+static void test_run_errors(void) {
+  pccl_profile_t p = base_profile();
+  const pccl_algo_t *ring = pccl_algo_find(PCCL_COLL_ALLGATHER, "ring");
+  pccl_sim_case_t good = {PCCL_COLL_ALLGATHER, ring, 0, 4, 2, 10, 4}, c;
+  pccl_sim_result_t r;
+  expect(pccl_sim_run(&p, &good, &r) == PCCL_OK && r.seconds > 0, "good case runs");
+  expect(pccl_sim_run(NULL, &good, &r) == PCCL_ERR_INVALID_ARGUMENT, "NULL profile");
+  expect(pccl_sim_run(&p, NULL, &r) == PCCL_ERR_INVALID_ARGUMENT, "NULL case");
+  expect(pccl_sim_run(&p, &good, NULL) == PCCL_ERR_INVALID_ARGUMENT, "NULL result");
+  c = good, c.nranks = 0;
+  expect(pccl_sim_run(&p, &c, &r) == PCCL_ERR_INVALID_ARGUMENT, "nranks 0");
+  c = good, c.nranks = -3;
+  expect(pccl_sim_run(&p, &c, &r) == PCCL_ERR_INVALID_ARGUMENT, "nranks < 0");
+  c = good, c.ranks_per_node = 0;
+  expect(pccl_sim_run(&p, &c, &r) == PCCL_ERR_INVALID_ARGUMENT, "ranks_per_node 0");
+  c = good, c.algo = NULL;
+  expect(pccl_sim_run(&p, &c, &r) == PCCL_ERR_INVALID_ARGUMENT, "no algorithm");
+  c = good, c.coll = PCCL_COLL_ALLREDUCE;
+  expect(pccl_sim_run(&p, &c, &r) == PCCL_ERR_INVALID_ARGUMENT, "algorithm of another collective");
+  c = good, c.elem_size = 0;
+  expect(pccl_sim_run(&p, &c, &r) == PCCL_ERR_INVALID_ARGUMENT, "element size 0");
+  c = good, c.k = 3;
+  expect(pccl_sim_run(&p, &c, &r) == PCCL_ERR_INVALID_ARGUMENT, "k for ring");
+  c = good, c.count = (size_t)-1 / 2;
+  expect(pccl_sim_run(&p, &c, &r) == PCCL_ERR_OVERFLOW, "count overflow");
+  pccl_profile_t bad = p;
+  bad.level[PCCL_LEVEL_INTER].G = -1;
+  expect(pccl_sim_run(&bad, &good, &r) == PCCL_ERR_CONFIG, "negative G in memory");
+  bad = p;
+  bad.nics_per_node = 0;
+  expect(pccl_sim_run(&bad, &good, &r) == PCCL_ERR_CONFIG, "no NIC");
+  bad = p;
+  bad.level[PCCL_LEVEL_INTRA].L = NAN;
+  expect(pccl_sim_run(&bad, &good, &r) == PCCL_ERR_CONFIG, "NaN latency");
+
+  const int one_way[][2] = {{0, 1}};
+  set_pairs(1, one_way);
+  g_bytes_override = 7;
+  expect(run_pairs(&p, 2, 2, 10, &r) == PCCL_ERR_INTERNAL && strstr(r.message, "bytes"),
+         "message sizes differ");
+  g_bytes_override = 0;
+  c = good;
+  c.algo = &test_deadlock;
+  c.nranks = 2;
+  expect(pccl_sim_run(&p, &c, &r) == PCCL_ERR_INTERNAL && strstr(r.message, "deadlock"),
+         "deadlock detected");
+}
+
+/* A schedule where rank 0 sends twice to rank 1, which receives once. */
+static pccl_status_t gen_unpaired(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  if (a->rank == 0) {
+    pccl_sb_send(sb, 1, pccl_rg(PCCL_BUF_SEND, 0, a->count));
+    pccl_sb_send(sb, 1, pccl_rg(PCCL_BUF_SEND, 0, a->count));
+  } else {
+    pccl_sb_recv(sb, 0, pccl_rg(PCCL_BUF_RECV, 0, a->count));
+  }
+  return PCCL_OK;
+}
+
+static void test_unpaired(void) {
+  pccl_profile_t p = base_profile();
+  const pccl_algo_t al = {.coll = PCCL_COLL_ALLGATHER, .name = "unpaired", .generate = gen_unpaired};
+  pccl_sim_case_t c = {PCCL_COLL_ALLGATHER, &al, 0, 2, 2, 10, 4};
+  pccl_sim_result_t r;
+  pccl_status_t st = pccl_sim_run(&p, &c, &r);
+  expect(st == PCCL_ERR_INTERNAL && strstr(r.message, "rank 0 sends more messages to rank 1"),
+         "unpaired send reported");
+}
+
+/* Every registered algorithm simulates on a few layouts. */
+static void test_all_algorithms(void) {
+  pccl_profile_t p = base_profile();
+  p.gamma = 1.0 / 10e9;
+  p.copy = 1.0 / 20e9;
+  p.device_radix = 2;
+  p.node_radix = 1;
+  p.nics_per_node = 2;
+  int layouts[][2] = {{1, 1}, {5, 2}, {12, 4}, {16, 4}, {24, 8}};
+  for (int i = 0; i < PCCL_ALGO_COUNT; i++)
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+      pccl_sim_case_t c = {pccl_algos[i].coll, &pccl_algos[i], 0, layouts[l][0], layouts[l][1],
+                           1000, 4};
+      pccl_sim_result_t r;
+      pccl_status_t st = pccl_sim_run(&p, &c, &r);
+      char what[128];
+      snprintf(what, sizeof what, "%s %s p=%d per node %d", pccl_coll_name(c.coll),
+               pccl_algos[i].name, c.nranks, c.ranks_per_node);
+      if (st != PCCL_OK) printf("  %s: %s\n", what, r.message);
+      expect(st == PCCL_OK && (c.nranks == 1 || (r.seconds > 0 && r.nmessages > 0)), what);
+    }
+}
+
+/* ---- profiles ------------------------------------------------------------- */
+
+static const char good_text[] =
+    "# a test machine\n"
+    "name   test-machine_1.0\n"
+    "source made up for the unit test   # trailing comment\n"
+    "ranks_per_node 8\n"
+    "nics_per_node 4\r\n"
+    "device_radix 8\n"
+    "node_radix 1\n"
+    "gamma 20GB/s\n"
+    "copy 0.05ns\n"
+    "intra.L 1.5us\n"
+    "intra.o_s 300ns\n"
+    "intra.o_r 0.3e3ns\n"
+    "intra.g 2.5E-7\n"
+    "intra.G 50GB/s\n"
+    "inter.L 2us\n"
+    "\t inter.o_s 1us\n"
+    "inter.o_r 1.0us\n"
+    "inter.g 0.001ms\n"
+    "inter.G 40ps\n";
+
+static int same_profile(const pccl_profile_t *a, const pccl_profile_t *b) {
+  int same = strcmp(a->name, b->name) == 0 && strcmp(a->source, b->source) == 0 &&
+             a->ranks_per_node == b->ranks_per_node && a->nics_per_node == b->nics_per_node &&
+             a->device_radix == b->device_radix && a->node_radix == b->node_radix &&
+             a->gamma == b->gamma && a->copy == b->copy;
+  for (int l = 0; l < PCCL_LEVEL_COUNT; l++)
+    same = same && a->level[l].L == b->level[l].L && a->level[l].o_s == b->level[l].o_s &&
+           a->level[l].o_r == b->level[l].o_r && a->level[l].g == b->level[l].g &&
+           a->level[l].G == b->level[l].G;
+  return same;
+}
+
+static void test_profile_good(void) {
+  pccl_profile_t p, q;
+  char err[256];
+  pccl_status_t st = pccl_profile_parse(good_text, &p, err, sizeof err);
+  if (st != PCCL_OK) printf("  %s\n", err);
+  expect(st == PCCL_OK, "good profile parses");
+  expect(strcmp(p.name, "test-machine_1.0") == 0 && strcmp(p.source, "made up for the unit test") == 0,
+         "name and source");
+  expect(p.ranks_per_node == 8 && p.nics_per_node == 4 && p.device_radix == 8 && p.node_radix == 1,
+         "integers");
+  expect(p.level[0].L == 1.5e-6 && p.level[0].o_s == 300e-9 && p.level[0].o_r == 0.3e-6 &&
+             p.level[0].g == 2.5e-7 && p.level[1].g == 1e-6 && p.level[1].G == 40e-12 &&
+             p.copy == 0.05e-9,
+         "times with units read as the decimal number");
+  expect(p.gamma == 1.0 / 20e9 && p.level[0].G == 1.0 / 50e9, "bandwidths inverted");
+
+  FILE *f = tmpfile();
+  expect(f && pccl_profile_write(f, &p) == PCCL_OK, "write");
+  char text[4096] = "";
+  if (f) {
+    rewind(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+  }
+  st = pccl_profile_parse(text, &q, err, sizeof err);
+  expect(st == PCCL_OK && same_profile(&p, &q), "write then parse gives the same values");
+
+  /* awkward doubles survive too */
+  p.level[1].G = 1.0 / 3e10;
+  p.gamma = 0.1 + 0.2;
+  p.level[0].L = 5e-324;
+  p.source[0] = '\0';
+  f = tmpfile();
+  expect(f && pccl_profile_write(f, &p) == PCCL_OK, "write awkward values");
+  if (f) {
+    rewind(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+  }
+  expect(pccl_profile_parse(text, &q, err, sizeof err) == PCCL_OK && same_profile(&p, &q),
+         "awkward values round-trip");
+  p.level[1].o_r = -1;
+  expect(pccl_profile_write(stdout, &p) == PCCL_ERR_CONFIG, "write refuses a negative value");
+  expect(pccl_profile_write(NULL, &q) == PCCL_ERR_INVALID_ARGUMENT, "write to NULL");
+
+  char path[] = "/tmp/pccl_test_sim_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd >= 0) {
+    size_t len = strlen(good_text);
+    expect(write(fd, good_text, len) == (ssize_t)len, "temporary file written");
+    close(fd);
+    expect(pccl_profile_load(path, &q, err, sizeof err) == PCCL_OK &&
+               strcmp(q.name, "test-machine_1.0") == 0,
+           "load from a file");
+    unlink(path);
+  }
+  expect(pccl_profile_load("/nonexistent/pccl.profile", &q, err, sizeof err) ==
+             PCCL_ERR_INVALID_ARGUMENT,
+         "load of a missing file");
+  expect(pccl_profile_parse(NULL, &q, err, sizeof err) == PCCL_ERR_INVALID_ARGUMENT, "parse NULL");
+}
+
+/* good_text with the line that starts with `key` replaced by `line` (or
+ * removed when line is NULL), or with `line` appended when key is NULL. */
+static void edited(char *out, size_t cap, const char *key, const char *line) {
+  out[0] = '\0';
+  const char *s = good_text;
+  while (*s) {
+    const char *nl = strchr(s, '\n');
+    size_t len = (size_t)(nl - s) + 1;
+    const char *t = s;
+    while (*t == ' ' || *t == '\t') t++;
+    int hit = key && strncmp(t, key, strlen(key)) == 0 && t[strlen(key)] == ' ';
+    if (!hit) {
+      strncat(out, s, len);
+    } else if (line) {
+      strncat(out, line, cap - strlen(out) - 2);
+      strcat(out, "\n");
+    }
+    s += len;
+  }
+  if (!key) strncat(out, line, cap - strlen(out) - 1);
+}
+
+static void test_profile_bad(void) {
+  char longline[2100], longname[400];
+  memset(longline, 'x', sizeof longline - 1);
+  longline[sizeof longline - 1] = '\0';
+  memcpy(longline, "source ", 7);
+  snprintf(longname, sizeof longname, "name %0300d", 7);
+  const struct {
+    const char *key, *line;
+  } cases[] = {
+      {NULL, "colour blue\n"},               {NULL, "intra.L 1us\n"},
+      {"inter.G", NULL},                     {"name", NULL},
+      {"intra.L", "intra.L abc"},            {"intra.L", "intra.L -1us"},
+      {"intra.L", "intra.L nan"},            {"intra.L", "intra.L inf"},
+      {"intra.L", "intra.L 1e999"},          {"intra.L", "intra.L 0x10"},
+      {"intra.L", "intra.L 25GB/s"},         {"intra.G", "intra.G 0GB/s"},
+      {"intra.L", "intra.L 1.5 us"},         {"intra.L", "intra.L 1.5xs"},
+      {"intra.L", "intra.L 1e"},             {"intra.L", "intra.L 1e+"},
+      {"intra.L", "intra.L ."},              {"intra.L", "intra.L"},
+      {"intra.L", "intra.L 2e6"},            {"intra.L", "intra.L +1"},
+      {"intra.L", "intra.L 1e00001"},        {"ranks_per_node", "ranks_per_node 0"},
+      {"ranks_per_node", "ranks_per_node 4.5"}, {"node_radix", "node_radix 99999999999"},
+      {"device_radix", "device_radix 2000000"}, {"nics_per_node", "nics_per_node -1"},
+      {"nics_per_node", "nics_per_node 4 4"}, {"name", "name my profile!"},
+      {"name", longname},                    {"source", longline},
+      {"source", "source tab\there"},        {NULL, "\x01\x02\n"},
+      {NULL, "= 3\n"},                       {"gamma", "gamma 1GiB/s"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[8192], err[256] = "";
+    edited(text, sizeof text, cases[i].key, cases[i].line);
+    pccl_profile_t p;
+    pccl_status_t st = pccl_profile_parse(text, &p, err, sizeof err);
+    char what[160];
+    snprintf(what, sizeof what, "malformed profile %zu (%.40s) rejected with a line number", i,
+             cases[i].line ? cases[i].line : cases[i].key);
+    expect(st == PCCL_ERR_CONFIG && strstr(err, "line ") != NULL, what);
+  }
+  pccl_profile_t p;
+  char err[256];
+  expect(pccl_profile_parse("", &p, err, sizeof err) == PCCL_ERR_CONFIG, "empty profile");
+}
+
+/* Random byte edits of a good profile: OK or PCCL_ERR_CONFIG, never a crash. */
+static void test_profile_mutations(void) {
+  unsigned state = 12345;
+  int bad = 0;
+  for (int it = 0; it < 20000; it++) {
+    char text[sizeof good_text + 8];
+    memcpy(text, good_text, sizeof good_text);
+    for (int e = 0; e < 1 + it % 4; e++) {
+      state = state * 1103515245u + 12345u;
+      size_t at = (state >> 8) % (sizeof good_text - 1);
+      text[at] = (char)(1 + (state >> 20) % 255);
+    }
+    pccl_profile_t p;
+    char err[256];
+    pccl_status_t st = pccl_profile_parse(text, &p, err, sizeof err);
+    if (st != PCCL_OK && st != PCCL_ERR_CONFIG) bad++;
+    if (st == PCCL_OK && pccl_profile_check(&p, err, sizeof err) != PCCL_OK) bad++;
+  }
+  expect(bad == 0, "mutated profiles: OK or PCCL_ERR_CONFIG, and OK ones pass the check");
+}
+
+int main(void) {
+  test_ring_allgather();
+  test_recdbl_allgather();
+  test_ring_reduce_scatter();
+  test_ring_with_copy();
+  test_gap_limited_ring();
+  test_node_radix();
+  test_device_radix();
+  test_run_errors();
+  test_unpaired();
+  test_all_algorithms();
+  test_profile_good();
+  test_profile_bad();
+  test_profile_mutations();
+  printf("test_sim: %d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}

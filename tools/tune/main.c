@@ -1,0 +1,327 @@
+/* main.c - pccl-tune: writes a tuning table (src/tune/table.h,
+ * docs/tuning-format.md) by simulating, for each layout, collective and size,
+ * every candidate (each registered algorithm; parameterized ones for each k
+ * of the list; hierarchical ones only across nodes) on a machine profile and
+ * keeping the fastest. Runs of sizes with the same winner become one row.
+ * Also writes every prediction as CSV, and the table as C source for the
+ * library's built-in table. Needs no MPI.
+ *
+ * usage: pccl-tune --profile FILE --layout N:M [--layout N:M ...] [-o TABLE]
+ *                  [--csv FILE] [--c-source FILE] [-c COLLS] [-b 8] [-e 8M]
+ *                  [-k 2,3,4,8] [-q] */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "sim.h"
+
+#define MAX_LAYOUTS 64
+#define MAX_KS 16
+#define MAX_CANDS 256
+#define ERR_LEN 512
+
+typedef struct {
+  const char *profile, *table, *csv, *csource;
+  int layouts[MAX_LAYOUTS][2], nlayouts;
+  int colls[PCCL_COLL_COUNT], ncolls;
+  size_t min_bytes, max_bytes;
+  int ks[MAX_KS], nks;
+  int quiet;
+} options_t;
+
+static void usage(FILE *out) {
+  fputs("usage: pccl-tune --profile FILE --layout N:M [--layout N:M ...] [options]\n"
+        "  --profile FILE   machine profile (docs/profile-format.md); required\n"
+        "  --layout N:M     N ranks, M consecutive ranks per node; one or more; required\n"
+        "  -o FILE          the tuning table (default: standard output)\n"
+        "  --csv FILE       every prediction as CSV\n"
+        "  --c-source FILE  the table as C source (src/tune/builtin.c)\n"
+        "  -c LIST          collectives (default allgather,reducescatter,allreduce)\n"
+        "  -b SIZE, -e SIZE smallest and largest size in bytes, powers of two between\n"
+        "                   (default 8 and 8M; K, M, G suffixes; sizes as pccl-bench)\n"
+        "  -k LIST          values of k for parameterized algorithms (default 2,3,4,8)\n"
+        "  -q               no progress on standard error\n"
+        "exit status: 0 success, 1 a simulation failed, 2 bad arguments or profile\n",
+        out);
+}
+
+static int parse_size(const char *text, size_t *out) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10), unit = 1;
+  if (text[0] < '0' || text[0] > '9' || errno == ERANGE) return 0;
+  if (*end == 'K') unit = 1ull << 10;
+  if (*end == 'M') unit = 1ull << 20;
+  if (*end == 'G') unit = 1ull << 30;
+  if (unit > 1) end++;
+  if (*end != '\0' || v == 0 || v > (1ull << 40) / unit) return 0;
+  *out = (size_t)(v * unit);
+  return 1;
+}
+
+static int parse_ints(const char *text, int *out, int max, int lo, int hi, char sep, int *n) {
+  const char *p = text;
+  for (*n = 0; *p; (*n)++) {
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (*n == max || p[0] < '0' || p[0] > '9' || errno == ERANGE || v < lo || v > hi) return 0;
+    out[*n] = (int)v;
+    if (*end == sep && end[1]) end++;
+    else if (*end) return 0;
+    p = end;
+  }
+  return *n > 0;
+}
+
+static int parse_colls(const char *text, options_t *o) {
+  char buf[256];
+  if (strlen(text) >= sizeof buf) return 0;
+  strcpy(buf, text);
+  char *save = NULL;
+  o->ncolls = 0;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int c = pccl__coll_from_name(t);
+    if (c < 0 || o->ncolls == PCCL_COLL_COUNT) return 0;
+    o->colls[o->ncolls++] = c;
+  }
+  return o->ncolls > 0;
+}
+
+/* 1: run; 0: help; -1: error (message in err). */
+static int parse_args(int argc, char **argv, options_t *o, char *err) {
+  memset(o, 0, sizeof(*o));
+  o->min_bytes = 8;
+  o->max_bytes = 8u << 20;
+  o->ks[0] = 2, o->ks[1] = 3, o->ks[2] = 4, o->ks[3] = 8, o->nks = 4;
+  o->colls[0] = PCCL_COLL_ALLGATHER, o->colls[1] = PCCL_COLL_REDUCE_SCATTER;
+  o->colls[2] = PCCL_COLL_ALLREDUCE, o->ncolls = 3;
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int ok = 1, n;
+    if (!strcmp(f, "-h") || !strcmp(f, "--help")) return 0;
+    if (!strcmp(f, "-q")) {
+      o->quiet = 1;
+      continue;
+    }
+    if (!v) {
+      snprintf(err, ERR_LEN, "%s needs a value (or is unknown; see --help)", f);
+      return -1;
+    }
+    i++;
+    if (!strcmp(f, "--profile")) o->profile = v;
+    else if (!strcmp(f, "-o")) o->table = v;
+    else if (!strcmp(f, "--csv")) o->csv = v;
+    else if (!strcmp(f, "--c-source")) o->csource = v;
+    else if (!strcmp(f, "-c")) ok = parse_colls(v, o);
+    else if (!strcmp(f, "-b")) ok = parse_size(v, &o->min_bytes);
+    else if (!strcmp(f, "-e")) ok = parse_size(v, &o->max_bytes);
+    else if (!strcmp(f, "-k")) ok = parse_ints(v, o->ks, MAX_KS, 2, PCCL_K_MAX, ',', &o->nks);
+    else if (!strcmp(f, "--layout")) {
+      ok = o->nlayouts < MAX_LAYOUTS &&
+           parse_ints(v, o->layouts[o->nlayouts], 2, 1, 1 << 20, ':', &n) && n == 2;
+      o->nlayouts += ok;
+    } else {
+      snprintf(err, ERR_LEN, "unknown option %s (see --help)", f);
+      return -1;
+    }
+    if (!ok) {
+      snprintf(err, ERR_LEN, "bad value for %s: \"%s\"", f, v);
+      return -1;
+    }
+  }
+  if (!o->profile || !o->nlayouts) {
+    snprintf(err, ERR_LEN, "--profile and at least one --layout are required (see --help)");
+    return -1;
+  }
+  if (o->min_bytes > o->max_bytes) {
+    snprintf(err, ERR_LEN, "-b is larger than -e");
+    return -1;
+  }
+  return 1;
+}
+
+/* The candidates for one collective on a layout. */
+static int candidates(const options_t *o, pccl_coll_t coll, int nranks, int nnodes,
+                      pccl_choice_t *out) {
+  int n = 0;
+  for (int i = 0; i < PCCL_ALGO_COUNT; i++) {
+    const pccl_algo_t *a = &pccl_algos[i];
+    int hier = strncmp(a->name, "hier_", 5) == 0;
+    if (a->coll != coll || (hier && nnodes < 2)) continue;
+    if (!a->kset) {
+      if (n < MAX_CANDS) out[n++] = (pccl_choice_t){a, a->k};
+      continue;
+    }
+    /* k beyond the members it spans only repeats a smaller case */
+    int span = hier ? nnodes : nranks;
+    for (int j = 0; j < o->nks; j++)
+      if (o->ks[j] <= span && n < MAX_CANDS) out[n++] = (pccl_choice_t){a, o->ks[j]};
+  }
+  return n;
+}
+
+static int whole_vector(pccl_coll_t c) {
+  return c == PCCL_COLL_ALLGATHER || c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_SCATTER ||
+         c == PCCL_COLL_GATHER || c == PCCL_COLL_ALLTOALL;
+}
+
+typedef struct {
+  FILE *table, *csv;
+  char *c_text; /* the table's text, for --c-source */
+  size_t c_len, c_cap;
+  int done, total, quiet;
+} out_t;
+
+/* Appends to the table (file and in-memory copy). */
+static void emit(out_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(out_t *w, const char *fmt, ...) {
+  char line[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  fputs(line, w->table);
+  if (w->c_len + (size_t)n + 1 > w->c_cap) {
+    size_t cap = w->c_cap ? w->c_cap * 2 : 4096;
+    while (cap < w->c_len + (size_t)n + 1) cap *= 2;
+    char *t = realloc(w->c_text, cap);
+    if (!t) return;
+    w->c_text = t;
+    w->c_cap = cap;
+  }
+  memcpy(w->c_text + w->c_len, line, (size_t)n + 1);
+  w->c_len += (size_t)n;
+}
+
+/* The fastest candidate at one size; -1 when the size is below one element
+ * per rank, -2 when a simulation failed. */
+static int best_at(const pccl_profile_t *p, const pccl_choice_t *cand, int ncand, pccl_coll_t coll,
+                   int nranks, int rpn, size_t bytes, out_t *w) {
+  size_t esize = 4, mult = whole_vector(coll) ? (size_t)nranks : 1;
+  size_t count = bytes / (mult * esize);
+  if (count == 0) return -1;
+  int best = -1;
+  double best_t = 0;
+  for (int i = 0; i < ncand; i++) {
+    pccl_sim_case_t c = {coll, cand[i].algo, cand[i].k, nranks, rpn, count, esize};
+    pccl_sim_result_t r;
+    if (pccl_sim_run(p, &c, &r) != PCCL_OK) {
+      fprintf(stderr, "pccl-tune: simulating %s %s:%d on %d ranks at %zu bytes failed\n",
+              pccl_coll_name(coll), cand[i].algo->name, cand[i].k, nranks, bytes);
+      return -2;
+    }
+    if (w->csv)
+      fprintf(w->csv, "%d,%d,%s,%zu,%s,%d,%.6f\n", nranks, rpn, pccl_coll_name(coll), bytes,
+              cand[i].algo->name, cand[i].k, r.seconds * 1e6);
+    if (best < 0 || r.seconds < best_t) {
+      best = i;
+      best_t = r.seconds;
+    }
+  }
+  return best;
+}
+
+static void progress(out_t *w, int nranks, int rpn, pccl_coll_t coll, size_t bytes) {
+  w->done++;
+  if (!w->quiet)
+    fprintf(stderr, "\rpccl-tune: [%3d%%] layout %d:%d %-13s %10zu B   ", 100 * w->done / w->total,
+            nranks, rpn, pccl_coll_name(coll), bytes);
+}
+
+static int tune_coll(const options_t *o, const pccl_profile_t *p, int nranks, int rpn,
+                     pccl_coll_t coll, out_t *w) {
+  int nnodes = (nranks + rpn - 1) / rpn;
+  pccl_choice_t cand[MAX_CANDS];
+  int ncand = candidates(o, coll, nranks, nnodes, cand);
+  pccl_choice_t run = {NULL, 0};
+  size_t run_end = 0;
+  for (size_t bytes = o->min_bytes; bytes <= o->max_bytes; bytes *= 2) {
+    int b = best_at(p, cand, ncand, coll, nranks, rpn, bytes, w);
+    progress(w, nranks, rpn, coll, bytes);
+    if (b == -2) return 1;
+    if (b < 0) continue;
+    if (run.algo && (run.algo != cand[b].algo || run.k != cand[b].k)) {
+      emit(w, "%s %zu %s", pccl_coll_name(coll), run_end, run.algo->name);
+      emit(w, run.algo->kset ? ":%d\n" : "\n", run.k);
+    }
+    run = cand[b];
+    run_end = bytes;
+  }
+  if (run.algo) {
+    emit(w, "%s inf %s", pccl_coll_name(coll), run.algo->name);
+    emit(w, run.algo->kset ? ":%d\n" : "\n", run.k);
+  }
+  return 0;
+}
+
+static int write_c_source(const char *path, const out_t *w) {
+  FILE *f = fopen(path, "w");
+  if (!f) return 0;
+  fputs("/* builtin.c - the tuning table built into the library; written by\n"
+        " * pccl-tune (see the command in the table's first lines), do not edit. */\n"
+        "#include \"table.h\"\n\nconst char pccl_tune_builtin[] =\n",
+        f);
+  const char *s = w->c_text ? w->c_text : "";
+  for (const char *line = s; *line;) {
+    const char *eol = strchr(line, '\n');
+    size_t len = eol ? (size_t)(eol - line) : strlen(line);
+    fputs("    \"", f);
+    for (size_t i = 0; i < len; i++) {
+      if (line[i] == '"' || line[i] == '\\') fputc('\\', f);
+      fputc(line[i], f);
+    }
+    fputs("\\n\"\n", f);
+    line += len + (eol ? 1 : 0);
+  }
+  fputs("    \"\";\n", f);
+  return fclose(f) == 0;
+}
+
+int main(int argc, char **argv) {
+  options_t o;
+  char err[ERR_LEN] = "";
+  int parsed = parse_args(argc, argv, &o, err);
+  if (parsed <= 0) {
+    if (parsed == 0) usage(stdout);
+    else fprintf(stderr, "pccl-tune: %s\n", err);
+    return parsed == 0 ? 0 : 2;
+  }
+  pccl_profile_t p;
+  if (pccl_profile_load(o.profile, &p, err, sizeof err) != PCCL_OK) {
+    fprintf(stderr, "pccl-tune: %s\n", err);
+    return 2;
+  }
+  out_t w = {stdout, NULL, NULL, 0, 0, 0, 0, o.quiet};
+  if ((o.table && !(w.table = fopen(o.table, "w"))) || (o.csv && !(w.csv = fopen(o.csv, "w")))) {
+    fprintf(stderr, "pccl-tune: cannot write %s: %s\n", o.table && !w.table ? o.table : o.csv,
+            strerror(errno));
+    return 2;
+  }
+  if (w.csv) fputs("nranks,ranks_per_node,collective,bytes,algorithm,k,time_us\n", w.csv);
+  int nsizes = 0;
+  for (size_t b = o.min_bytes; b <= o.max_bytes; b *= 2) nsizes++;
+  w.total = nsizes * o.ncolls * o.nlayouts;
+  emit(&w, "# pccl tuning table (docs/tuning-format.md), profile %s, made by:\n#  ", p.name);
+  for (int i = 0; i < argc; i++) emit(&w, " %s", i == 0 ? "pccl-tune" : argv[i]);
+  emit(&w, "\n");
+  int failed = 0;
+  for (int l = 0; l < o.nlayouts && !failed; l++) {
+    int nranks = o.layouts[l][0], rpn = o.layouts[l][1];
+    emit(&w, "layout %d %d\n", nranks, rpn);
+    for (int c = 0; c < o.ncolls && !failed; c++)
+      failed = tune_coll(&o, &p, nranks, rpn, (pccl_coll_t)o.colls[c], &w);
+  }
+  if (!o.quiet) fputc('\n', stderr);
+  if (!failed && o.csource && !write_c_source(o.csource, &w)) {
+    fprintf(stderr, "pccl-tune: cannot write %s\n", o.csource);
+    failed = 1;
+  }
+  if (w.table != stdout && fclose(w.table) != 0) failed = 1;
+  if (w.csv && fclose(w.csv) != 0) failed = 1;
+  free(w.c_text);
+  return failed;
+}
