@@ -5,21 +5,21 @@
  * is a serial resource, granted in the order requests are made (requests are
  * made in time order, so first come first served): a send's o_s, a receive's
  * o_r (plus m*gamma for a fused receive-reduce), a copy or permutation
- * (bytes*copy), a reduction or division (bytes*gamma). A send of m bytes from a to b on level
- * l: a takes a send slot (device radix), spends o_s on its CPU, then the
- * message is injected once (1) a's previous injection on l is at least
- * max(g, m_prev*G) behind, (2) between nodes, a's NIC has an outgoing and
- * b's NIC an incoming slot (node radix), (3) b has a receive slot (device
- * radix). It then holds those slots for its wire time m*G; the send step
- * completes when the last byte has left, and the message arrives L later.
- * The receive step starts once it is posted (ready) and the message has
- * arrived, and completes after its CPU time. A transfer that finds a slot
- * taken waits in that slot's FIFO queue; it never holds one slot while
- * waiting for another, so the model itself cannot deadlock.
+ * (bytes*copy), a reduction or division (bytes*gamma). A send of m bytes
+ * from a to b on level l: a takes a send slot (device radix), spends o_s on
+ * its CPU, then the message is injected once (1) a's previous injection on l
+ * is at least max(g, m_prev*G) behind, (2) between nodes, a's NIC has an
+ * outgoing and b's NIC an incoming slot (node radix), (3) b has a receive
+ * slot (device radix). It then holds those slots for its wire time m*G; the
+ * send step completes when the last byte has left, and the message arrives L
+ * later. The receive step starts once it is posted (ready) and the message
+ * has arrived, and completes after its CPU time. A transfer that finds a slot
+ * taken waits in that slot's FIFO queue holding nothing but its send slot;
+ * the slots it waits for are held only by transfers on the wire, which always
+ * finish, so the model adds no deadlock of its own.
  *
  * Events are kept in a binary heap ordered by (time, creation order):
  * O(M log M) for M steps. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,8 @@
  * network level (inside a node, between nodes), a per-byte cost of reducing
  * and of copying locally, the device radix (sends, and receives, one rank
  * keeps in flight before the next waits) and the node radix (transfers one
- * NIC of a node carries at once; rank l of a node uses NIC l % nics). */
+ * NIC of a node carries at once; rank l of a node uses NIC l % nics). The
+ * model is described in docs/simulator.md. */
 #ifndef PCCL_SIM_H
 #define PCCL_SIM_H
 

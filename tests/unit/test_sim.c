@@ -447,7 +447,7 @@ static void edited(char *out, size_t cap, const char *key, const char *line) {
   const char *s = good_text;
   while (*s) {
     const char *nl = strchr(s, '\n');
-    size_t len = (size_t)(nl - s) + 1;
+    size_t len = nl ? (size_t)(nl - s) + 1 : strlen(s);
     const char *t = s;
     while (*t == ' ' || *t == '\t') t++;
     int hit = key && strncmp(t, key, strlen(key)) == 0 && t[strlen(key)] == ' ';

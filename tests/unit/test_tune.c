@@ -1,0 +1,118 @@
+/* test_tune.c - tuning tables: a good table parses and answers lookups as
+ * written; every malformed table is refused with PCCL_ERR_CONFIG and a
+ * message naming its line, never a crash; the built-in table parses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "table.h"
+
+static int passed, failed;
+
+static void expect(int ok, const char *what) {
+  if (ok) {
+    passed++;
+    return;
+  }
+  failed++;
+  printf("FAIL %s\n", what);
+}
+
+static const char *good =
+    "# comment line\n"
+    "layout 16 2   # sixteen ranks, two per node\n"
+    "allgather 65536 recmul:4\n"
+    "allgather 4194304 hier_recmul:8\n"
+    "allgather inf kring:2\n"
+    "allreduce inf ring\n"
+    "\n"
+    "layout 64 8\n"
+    "allgather 1024 recdbl\n";
+
+static void test_good(void) {
+  pccl_tune_table_t t;
+  char err[256] = "";
+  expect(pccl_tune_parse(good, &t, err, sizeof err) == PCCL_OK, "good table parses");
+  expect(t.nsecs == 2 && t.nrows == 5, "good table: 2 layouts, 5 rows");
+  const pccl_tune_section_t *s = pccl_tune_section(&t, 16, 2);
+  expect(s && s->nranks == 16, "section for 16:2");
+  expect(pccl_tune_section(&t, 20, 2) == s, "nearest rank count with the same ranks per node");
+  expect(pccl_tune_section(&t, 16, 4) == NULL, "no section for another ranks per node");
+  pccl_choice_t c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLGATHER, 65536);
+  expect(c.algo && !strcmp(c.algo->name, "recmul") && c.k == 4, "64 KiB: recmul:4 (bound included)");
+  c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLGATHER, 65537);
+  expect(c.algo && !strcmp(c.algo->name, "hier_recmul") && c.k == 8, "64 KiB + 1: hier_recmul:8");
+  c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLGATHER, (size_t)1 << 40);
+  expect(c.algo && !strcmp(c.algo->name, "kring") && c.k == 2, "inf row: kring:2");
+  c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLREDUCE, 8);
+  expect(c.algo && !strcmp(c.algo->name, "ring") && c.k == 0, "allreduce: ring, no k");
+  c = pccl_tune_lookup(&t, s, PCCL_COLL_REDUCE_SCATTER, 8);
+  expect(c.algo == NULL, "no row for reduce-scatter: no choice");
+  const pccl_tune_section_t *s8 = pccl_tune_section(&t, 64, 8);
+  c = pccl_tune_lookup(&t, s8, PCCL_COLL_ALLGATHER, 1024);
+  expect(c.algo && !strcmp(c.algo->name, "recdbl") && c.k == 2, "recdbl carries its fixed k=2");
+  expect(pccl_tune_lookup(&t, s8, PCCL_COLL_ALLGATHER, 1025).algo == NULL, "beyond the last row: none");
+  expect(pccl_tune_hash(&t, s) != pccl_tune_hash(&t, s8), "sections hash apart");
+  pccl_tune_free(&t);
+}
+
+static void test_bad(void) {
+  static const char *bad[] = {
+      "allgather 8 ring\n",                          /* row before a layout */
+      "layout 16\n",                                 /* missing field */
+      "layout 16 2 3\n",                             /* extra field */
+      "layout 0 2\n",                                /* zero ranks */
+      "layout -4 2\n",                               /* negative */
+      "layout 16 x\n",                               /* not a number */
+      "layout 16 2\nlayout 16 2\n",                  /* duplicate */
+      "layout 16 2\ngather_all 8 ring\n",            /* unknown collective */
+      "layout 16 2\nallgather 8 nosuch\n",           /* unknown algorithm */
+      "layout 16 2\nallgather 8 ring:4\n",           /* k for an algorithm without one */
+      "layout 16 2\nallgather 8 recmul:1\n",         /* k too small */
+      "layout 16 2\nallgather 8 recmul:99999\n",     /* k too large */
+      "layout 16 2\nallgather 8 recmul:\n",          /* empty k */
+      "layout 16 2\nallgather 8 recmul:4x\n",        /* trailing junk */
+      "layout 16 2\nallgather -8 ring\n",            /* negative size */
+      "layout 16 2\nallgather 8K ring\n",            /* suffixes are not part of the format */
+      "layout 16 2\nallgather 99999999999999999999999 ring\n", /* overflow */
+      "layout 16 2\nallgather 64 ring\nallgather 64 bruck\n",  /* not increasing */
+      "layout 16 2\nallgather inf ring\nallgather 64 bruck\n", /* after inf */
+      "layout 16 2\nallgather 8 ring extra\n",       /* too many fields */
+      "layout 16 2\nallgather\n",                    /* too few */
+      "frobnicate 1 2\n",                            /* unknown keyword */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pccl_tune_table_t t;
+    char err[256] = "";
+    pccl_status_t st = pccl_tune_parse(bad[i], &t, err, sizeof err);
+    char what[160];
+    snprintf(what, sizeof what, "malformed table %zu refused with a message naming a line", i);
+    expect(st == PCCL_ERR_CONFIG && strstr(err, "line ") != NULL && t.rows == NULL, what);
+  }
+  /* An over-long line. */
+  char *long_line = malloc(4096);
+  memset(long_line, 'a', 4095);
+  long_line[4095] = '\0';
+  pccl_tune_table_t t;
+  char err[256];
+  expect(pccl_tune_parse(long_line, &t, err, sizeof err) == PCCL_ERR_CONFIG, "over-long line refused");
+  free(long_line);
+  expect(pccl_tune_load("/nonexistent/pccl.tuning", &t, err, sizeof err) == PCCL_ERR_CONFIG,
+         "missing file refused");
+}
+
+static void test_builtin(void) {
+  pccl_tune_table_t t;
+  char err[256] = "";
+  expect(pccl_tune_parse(pccl_tune_builtin, &t, err, sizeof err) == PCCL_OK, "built-in table parses");
+  if (err[0]) printf("  %s\n", err);
+  pccl_tune_free(&t);
+}
+
+int main(void) {
+  test_good();
+  test_bad();
+  test_builtin();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
