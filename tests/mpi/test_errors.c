@@ -242,6 +242,10 @@ static void env_errors(void) {
       {"PCCL_RANKS_PER_NODE", "99999999999999999999999", "99999999999999999999999"},
       {"PCCL_HIER_INTRA", "fast", "fast"},
       {"PCCL_HIER_INTRA", "Ring", "Ring"},
+      {"PCCL_ALGO", "allgather:ring:4", "takes no parameter"},
+      {"PCCL_ALGO", "allgather:recmul:1", "recmul:1"},
+      {"PCCL_ALGO", "allgather:recmul:x", "recmul:x"},
+      {"PCCL_TUNING_FILE", "/nonexistent/pccl.tuning", "/nonexistent/pccl.tuning"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv(bad[i].var, bad[i].value, 1);

@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""compare_sim.py - how well the simulator ranks algorithms: reads a measured
+pccl-bench CSV and a pccl-sim CSV of the same candidates (same collective,
+layout and sizes) and prints, per size, the measured and predicted best, the
+measured time of the predicted best relative to the measured best, and the
+rank agreement (Kendall's tau); then the geometric mean over sizes, and where
+the best parameterized choice beats its unparameterized baseline (ring, or
+k = 2). With -o it also draws measured and predicted times side by side.
+Needs Debian's python3 (with python3-matplotlib for -o).
+
+usage: compare_sim.py MEASURED.csv SIMULATED.csv [-o OUT.png] [--csv OUT.csv]
+"""
+import argparse
+import csv
+import math
+import sys
+
+
+def load(path):
+    out = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            name = row["algorithm"]
+            if name.startswith("auto"):
+                continue
+            key = name if int(row["k"]) == 0 else f"{name}:{row['k']}"
+            out.setdefault(int(row["bytes"]), {})[key] = float(row["time_us"])
+    return out
+
+
+def kendall(a, b):
+    keys = list(a)
+    agree = total = 0
+    for i in range(len(keys)):
+        for j in range(i + 1, len(keys)):
+            x = a[keys[i]] - a[keys[j]]
+            y = b[keys[i]] - b[keys[j]]
+            if x == 0 or y == 0:
+                continue
+            total += 1
+            agree += 1 if (x > 0) == (y > 0) else -1
+    return agree / total if total else float("nan")
+
+
+def baseline(key):
+    name = key.split(":")[0]
+    if name in ("kring",):
+        return "ring"
+    if name in ("recmul", "precmul"):
+        return "recmul:2"
+    if name == "rabenseifner":
+        return "rabenseifner:2"
+    if name == "hier_recmul":
+        return "hier_recmul:2"
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("measured")
+    ap.add_argument("simulated")
+    ap.add_argument("-o", "--output")
+    ap.add_argument("--csv")
+    args = ap.parse_args()
+    meas, sim = load(args.measured), load(args.simulated)
+    sizes = sorted(set(meas) & set(sim))
+    if not sizes:
+        print("no size in common", file=sys.stderr)
+        return 1
+    rows, logs, hits, taus = [], [], 0, []
+    print(f"{'bytes':>10} {'measured best':>16} {'us':>10} {'predicted best':>16} "
+          f"{'its measured us':>15} {'ratio':>6} {'tau':>6}")
+    for s in sizes:
+        common = sorted(set(meas[s]) & set(sim[s]))
+        m = {k: meas[s][k] for k in common}
+        p = {k: sim[s][k] for k in common}
+        mb, pb = min(m, key=m.get), min(p, key=p.get)
+        ratio = m[mb] / m[pb]
+        tau = kendall(m, p)
+        hits += mb == pb
+        logs.append(math.log(ratio))
+        taus.append(tau)
+        rows.append((s, mb, m[mb], pb, m[pb], ratio, tau))
+        print(f"{s:>10} {mb:>16} {m[mb]:>10.1f} {pb:>16} {m[pb]:>15.1f} {ratio:>6.3f} {tau:>6.2f}")
+    gm = math.exp(sum(logs) / len(logs))
+    print(f"# predicted best achieves {100 * gm:.1f}% of the measured best (geometric mean over "
+          f"{len(sizes)} sizes); same top choice at {hits} of {len(sizes)} sizes; "
+          f"mean Kendall tau {sum(taus) / len(taus):.2f}")
+    gains = []
+    for s in sizes:
+        for key, t in meas[s].items():
+            b = baseline(key)
+            if b and b != key and b in meas[s]:
+                gains.append((meas[s][b] / t, s, key, b))
+    gains.sort(reverse=True)
+    for g, s, key, b in gains[:5]:
+        print(f"# {key} beats its baseline {b} by {100 * (g - 1):.0f}% at {s} bytes (measured)")
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["bytes", "measured_best", "measured_us", "predicted_best",
+                        "predicted_best_measured_us", "ratio", "kendall_tau"])
+            w.writerows(rows)
+    if args.output:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=False)
+        for ax, data, title in ((axes[0], meas, "measured"), (axes[1], sim, "predicted")):
+            for key in sorted(set().union(*(set(data[s]) for s in sizes))):
+                xs = [s for s in sizes if key in data[s]]
+                ax.plot(xs, [data[s][key] for s in xs], marker="o", ms=3, label=key)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("size (bytes)")
+            ax.set_ylabel("time (us)")
+            ax.set_title(title)
+        axes[1].legend(fontsize=7, ncol=2)
+        fig.tight_layout()
+        fig.savefig(args.output, dpi=110)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
