@@ -5,7 +5,8 @@ layout and sizes) and prints, per size, the measured and predicted best, the
 measured time of the predicted best relative to the measured best, and the
 rank agreement (Kendall's tau); then the geometric mean over sizes, and where
 the best parameterized choice beats its unparameterized baseline (ring, or
-k = 2). With -o it also draws measured and predicted times side by side.
+k = 2). Measured times are taken relative to Open MPI's in the same row (see
+load). With -o it also draws measured and predicted times side by side.
 Needs Debian's python3 (with python3-matplotlib for -o).
 
 usage: compare_sim.py MEASURED.csv SIMULATED.csv [-o OUT.png] [--csv OUT.csv]
@@ -17,14 +18,23 @@ import sys
 
 
 def load(path):
-    out = {}
+    """Times by size and candidate. A measured file's times are normalized by
+    Open MPI's time in the same row (interleaved, so it saw the same machine
+    state) times the median of Open MPI's times at that size: on a noisy
+    machine the algorithms are compared through their ratio to MPI."""
+    out, mpi = {}, {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             name = row["algorithm"]
             if name.startswith("auto"):
                 continue
             key = name if int(row["k"]) == 0 else f"{name}:{row['k']}"
-            out.setdefault(int(row["bytes"]), {})[key] = float(row["time_us"])
+            t, m = float(row["time_us"]), row.get("mpi_time_us", "")
+            out.setdefault(int(row["bytes"]), {})[key] = (t, float(m) if m else None)
+    for s, cands in out.items():
+        ms = sorted(m for (_, m) in cands.values() if m)
+        med = ms[len(ms) // 2] if ms else None
+        out[s] = {k: (t / m * med if m and med else t) for k, (t, m) in cands.items()}
     return out
 
 
