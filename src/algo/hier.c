@@ -245,30 +245,24 @@ pccl_status_t pccl_gen_allreduce_hier_recmul(pccl_sb_t *sb, const pccl_coll_args
  * the groups (p/k - 1 rounds), then ring inside each (k - 1 rounds of p/k
  * blocks, one message each thanks to the staging order). A short last group
  * is handled as an uneven node. */
-static pccl_status_t kring_plan(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_topo_t *t, plan_t *P) {
-  pccl_status_t st = pccl_topo_groups(sb, a->nranks, a->k < 1 ? 1 : a->k, t);
-  *P = (plan_t){t, pccl_ring_allgather, pccl_ring_allgather, pccl_ring_reduce_scatter,
-                pccl_ring_reduce_scatter};
-  return st;
+typedef pccl_status_t (*plan_gen_fn)(pccl_sb_t *, const pccl_coll_args_t *, const plan_t *);
+
+static pccl_status_t kring(pccl_sb_t *sb, const pccl_coll_args_t *a, plan_gen_fn gen) {
+  pccl_topo_t t;
+  pccl_status_t st = pccl_topo_groups(sb, a->nranks, a->k < 1 ? 1 : a->k, &t);
+  plan_t P = {&t, pccl_ring_allgather, pccl_ring_allgather, pccl_ring_reduce_scatter,
+              pccl_ring_reduce_scatter};
+  return st == PCCL_OK ? gen(sb, a, &P) : st;
 }
 
 pccl_status_t pccl_gen_allgather_kring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  pccl_topo_t t;
-  plan_t P;
-  pccl_status_t st = kring_plan(sb, a, &t, &P);
-  return st == PCCL_OK ? gen_allgather(sb, a, &P) : st;
+  return kring(sb, a, gen_allgather);
 }
 
 pccl_status_t pccl_gen_rs_kring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  pccl_topo_t t;
-  plan_t P;
-  pccl_status_t st = kring_plan(sb, a, &t, &P);
-  return st == PCCL_OK ? gen_reduce_scatter(sb, a, &P) : st;
+  return kring(sb, a, gen_reduce_scatter);
 }
 
 pccl_status_t pccl_gen_allreduce_kring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  pccl_topo_t t;
-  plan_t P;
-  pccl_status_t st = kring_plan(sb, a, &t, &P);
-  return st == PCCL_OK ? gen_allreduce(sb, a, &P) : st;
+  return kring(sb, a, gen_allreduce);
 }

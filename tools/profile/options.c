@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "profile_tool.h"
 
 #define DEFAULT_REPS 9
@@ -30,31 +31,6 @@ void prof_print_usage(FILE *out) {
         "exit status: 0 success, 1 measuring or writing failed, 2 bad arguments,\n"
         "environment or fewer than 2 ranks\n",
         out);
-}
-
-static int parse_size(const char *text, size_t *bytes) {
-  if (text[0] < '0' || text[0] > '9') return 0;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10), unit = 1;
-  if (errno == ERANGE) return 0;
-  if (*end == 'K' || *end == 'k') unit = 1ull << 10;
-  if (*end == 'M' || *end == 'm') unit = 1ull << 20;
-  if (*end == 'G' || *end == 'g') unit = 1ull << 30;
-  if (unit > 1) end++;
-  if (*end != '\0' || v > SIZE_MAX / unit) return 0;
-  *bytes = (size_t)(v * unit);
-  return 1;
-}
-
-static int parse_reps(const char *text, int *out) {
-  if (text[0] < '0' || text[0] > '9') return 0;
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (*end != '\0' || errno == ERANGE || v < 1 || v > MAX_REPS) return 0;
-  *out = (int)v;
-  return 1;
 }
 
 static int name_char(char c) {
@@ -110,8 +86,8 @@ int prof_parse_options(int argc, char **argv, prof_options_t *o, char *err, size
         return fail(err, errlen, "1 to 255 letters, digits, '_', '-', '.' expected", a, v);
       snprintf(o->name, sizeof o->name, "%s", v);
     } else if (strcmp(a, "--reps") == 0) {
-      if (!parse_reps(v, &o->reps)) return fail(err, errlen, "an integer 1 to 1000 expected", a, v);
-    } else if (!parse_size(v, &o->max_size) || o->max_size < 2 * PROF_MIN_G_SIZE ||
+      if (!pccl_cli_int(v, 1, MAX_REPS, &o->reps)) return fail(err, errlen, "an integer 1 to 1000 expected", a, v);
+    } else if (!pccl_cli_size(v, &o->max_size) || o->max_size < 2 * PROF_MIN_G_SIZE ||
                o->max_size > MAX_MAX_SIZE) {
       return fail(err, errlen, "a size from 128K to 1G expected", a, v);
     }

@@ -12,15 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
+#include "config.h"
 #include "sim.h"
 
 #define MAX_ALGOS 64
 #define ERR_LEN 512
-
-typedef struct {
-  const pccl_algo_t *algo;
-  int k; /* 0: the algorithm's default */
-} choice_t;
 
 typedef struct {
   const char *profile_path, *csv_path, *algos;
@@ -29,7 +26,7 @@ typedef struct {
   pccl_dtype_t dtype;
   size_t min_bytes, max_bytes;
   int factor;
-  choice_t choice[MAX_ALGOS];
+  pccl_choice_t choice[MAX_ALGOS];
   int nchoices;
 } options_t;
 
@@ -59,40 +56,11 @@ static void usage(FILE *out) {
 
 /* ---- values ---------------------------------------------------------------- */
 
-static int parse_size(const char *text, size_t *bytes) {
-  if (text[0] < '0' || text[0] > '9') return 0;
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10), unit = 1;
-  if (errno == ERANGE) return 0;
-  switch (*end) {
-  case 'K': case 'k': unit = 1ull << 10; end++; break;
-  case 'M': case 'm': unit = 1ull << 20; end++; break;
-  case 'G': case 'g': unit = 1ull << 30; end++; break;
-  default: break;
-  }
-  if (*end != '\0' || v == 0 || v > SIZE_MAX / unit) return 0;
-  *bytes = (size_t)(v * unit);
-  return 1;
-}
-
-static int parse_int(const char *text, int min, int max, int *out) {
-  if (text[0] < '0' || text[0] > '9') return 0;
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (*end != '\0' || errno == ERANGE || v < min || v > max) return 0;
-  *out = (int)v;
-  return 1;
-}
-
 static int parse_coll(const char *text, pccl_coll_t *out) {
-  for (int c = 0; c < PCCL_COLL_COUNT; c++)
-    if (strcmp(text, pccl_coll_name((pccl_coll_t)c)) == 0) {
-      *out = (pccl_coll_t)c;
-      return 1;
-    }
-  return 0;
+  int c = pccl__coll_from_name(text);
+  if (c < 0) return 0;
+  *out = (pccl_coll_t)c;
+  return 1;
 }
 
 static int parse_dtype(const char *text, pccl_dtype_t *out) {
@@ -106,48 +74,26 @@ static int parse_dtype(const char *text, pccl_dtype_t *out) {
   return 0;
 }
 
-/* One item of -a: NAME or NAME:K. */
-static int parse_choice(pccl_coll_t coll, const char *item, size_t len, choice_t *out, char *err) {
-  char name[64];
-  const char *colon = memchr(item, ':', len);
-  size_t nlen = colon ? (size_t)(colon - item) : len;
-  if (nlen == 0 || nlen >= sizeof name) {
-    snprintf(err, ERR_LEN, "-a: malformed item '%.*s'", (int)len, item);
+/* One item of -a: NAME or NAME:K, as the library reads it. */
+static int parse_choice(pccl_coll_t coll, const char *item, size_t len, pccl_choice_t *out,
+                        char *err) {
+  char text[96], why[160];
+  if (len >= sizeof text) {
+    snprintf(err, ERR_LEN, "-a: item '%.*s...' is too long", 32, item);
     return 0;
   }
-  memcpy(name, item, nlen);
-  name[nlen] = '\0';
-  out->algo = pccl_algo_find(coll, name);
-  out->k = 0;
-  if (!out->algo) {
-    snprintf(err, ERR_LEN, "-a: no algorithm '%s' for %s", name, pccl_coll_name(coll));
-    return 0;
-  }
-  if (!colon) return 1;
-  char num[16];
-  size_t klen = len - nlen - 1;
-  if (klen == 0 || klen >= sizeof num) {
-    snprintf(err, ERR_LEN, "-a: malformed k in '%.*s'", (int)len, item);
-    return 0;
-  }
-  memcpy(num, colon + 1, klen);
-  num[klen] = '\0';
-  if (!out->algo->kset) {
-    snprintf(err, ERR_LEN, "-a: %s takes no k", name);
-    return 0;
-  }
-  if (!parse_int(num, 2, 1 << 20, &out->k)) {
-    snprintf(err, ERR_LEN, "-a: k in '%.*s' must be an integer from 2 to 1048576", (int)len, item);
-    return 0;
-  }
-  return 1;
+  memcpy(text, item, len);
+  text[len] = '\0';
+  if (pccl_choice_parse(coll, text, out, why, sizeof why) == PCCL_OK) return 1;
+  snprintf(err, ERR_LEN, "-a: %s", why);
+  return 0;
 }
 
 static int parse_algos(options_t *o, char *err) {
   o->nchoices = 0;
   if (strcmp(o->algos, "all") == 0) {
     for (int i = 0; i < PCCL_ALGO_COUNT && o->nchoices < MAX_ALGOS; i++)
-      if (pccl_algos[i].coll == o->coll) o->choice[o->nchoices++] = (choice_t){&pccl_algos[i], 0};
+      if (pccl_algos[i].coll == o->coll) o->choice[o->nchoices++] = (pccl_choice_t){&pccl_algos[i], pccl_algos[i].k};
     return 1;
   }
   for (const char *s = o->algos;;) {
@@ -174,19 +120,19 @@ static int apply(options_t *o, const char *flag, const char *v, char *err) {
   else if (strcmp(flag, "-a") == 0)
     o->algos = v;
   else if (strcmp(flag, "--ranks") == 0)
-    ok = parse_int(v, 1, 1 << 20, &o->nranks);
+    ok = pccl_cli_int(v, 1, 1 << 20, &o->nranks);
   else if (strcmp(flag, "--ranks-per-node") == 0)
-    ok = parse_int(v, 1, 1 << 20, &o->ranks_per_node);
+    ok = pccl_cli_int(v, 1, 1 << 20, &o->ranks_per_node);
   else if (strcmp(flag, "-c") == 0)
     ok = parse_coll(v, &o->coll);
   else if (strcmp(flag, "-t") == 0)
     ok = parse_dtype(v, &o->dtype);
   else if (strcmp(flag, "-b") == 0)
-    ok = parse_size(v, &o->min_bytes);
+    ok = pccl_cli_size(v, &o->min_bytes);
   else if (strcmp(flag, "-e") == 0)
-    ok = parse_size(v, &o->max_bytes);
+    ok = pccl_cli_size(v, &o->max_bytes);
   else if (strcmp(flag, "-f") == 0)
-    ok = parse_int(v, 2, INT_MAX, &o->factor);
+    ok = pccl_cli_int(v, 2, INT_MAX, &o->factor);
   else {
     snprintf(err, ERR_LEN, "unknown option '%s' (see --help)", flag);
     return 0;
@@ -240,11 +186,11 @@ static int simulate_size(const options_t *o, const pccl_profile_t *p, size_t byt
   bytes = count * mult * esize;
   int nnodes = (o->nranks + o->ranks_per_node - 1) / o->ranks_per_node, failed = 0;
   for (int i = 0; i < o->nchoices; i++) {
-    const choice_t *ch = &o->choice[i];
+    const pccl_choice_t *ch = &o->choice[i];
     pccl_sim_case_t c = {o->coll, ch->algo, ch->k, o->nranks, o->ranks_per_node, count, esize};
     pccl_sim_result_t r;
     pccl_status_t st = pccl_sim_run(p, &c, &r);
-    int k = ch->k ? ch->k : ch->algo->k;
+    int k = ch->k;
     if (st != PCCL_OK) {
       fprintf(stderr, "pccl-sim: %s %s k=%d at %zu bytes: %s: %s\n", pccl_coll_name(o->coll),
               ch->algo->name, k, bytes, pccl_status_string(st), r.message);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "config.h"
 #include "sim.h"
 
@@ -46,20 +47,6 @@ static void usage(FILE *out) {
         "  -q               no progress on standard error\n"
         "exit status: 0 success, 1 a simulation failed, 2 bad arguments or profile\n",
         out);
-}
-
-static int parse_size(const char *text, size_t *out) {
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10), unit = 1;
-  if (text[0] < '0' || text[0] > '9' || errno == ERANGE) return 0;
-  if (*end == 'K') unit = 1ull << 10;
-  if (*end == 'M') unit = 1ull << 20;
-  if (*end == 'G') unit = 1ull << 30;
-  if (unit > 1) end++;
-  if (*end != '\0' || v == 0 || v > (1ull << 40) / unit) return 0;
-  *out = (size_t)(v * unit);
-  return 1;
 }
 
 static int parse_ints(const char *text, int *out, int max, int lo, int hi, char sep, int *n) {
@@ -117,8 +104,8 @@ static int parse_args(int argc, char **argv, options_t *o, char *err) {
     else if (!strcmp(f, "--csv")) o->csv = v;
     else if (!strcmp(f, "--c-source")) o->csource = v;
     else if (!strcmp(f, "-c")) ok = parse_colls(v, o);
-    else if (!strcmp(f, "-b")) ok = parse_size(v, &o->min_bytes);
-    else if (!strcmp(f, "-e")) ok = parse_size(v, &o->max_bytes);
+    else if (!strcmp(f, "-b")) ok = pccl_cli_size(v, &o->min_bytes);
+    else if (!strcmp(f, "-e")) ok = pccl_cli_size(v, &o->max_bytes);
     else if (!strcmp(f, "-k")) ok = parse_ints(v, o->ks, MAX_KS, 2, PCCL_K_MAX, ',', &o->nks);
     else if (!strcmp(f, "--layout")) {
       ok = o->nlayouts < MAX_LAYOUTS &&
