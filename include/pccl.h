@@ -53,7 +53,8 @@ typedef enum {
   PCCL_ERR_INVALID_COMM = 7,     /* NULL or already destroyed communicator */
   PCCL_ERR_CONFIG = 8,           /* malformed environment variable or setting */
   PCCL_ERR_UNSUPPORTED = 9,      /* valid request this build or algorithm cannot do */
-  PCCL_ERR_INTERNAL = 10         /* a bug in pccl: please report it */
+  PCCL_ERR_INTERNAL = 10,        /* a bug in pccl: please report it */
+  PCCL_ERR_CORRUPT = 11          /* compressed data truncated, corrupted or not pccl's */
 } pccl_status_t;
 
 typedef enum {
@@ -184,6 +185,60 @@ PCCL_API const char *pccl_comm_transport(const pccl_comm_t *comm);
  * `max` pointers to static strings into `names` and the total into `count`. */
 PCCL_API pccl_status_t pccl_algo_list(pccl_coll_t coll, const char **names, int max,
                                       int *count);
+
+/* ---- error-bounded lossy compression ------------------------------------ */
+/* Codecs for float32, float64, float16 and bfloat16 arrays. Every decoded
+ * element differs from the original by at most the absolute bound given to
+ * pccl_compress; NaN stays NaN (payload kept), +-Inf stays +-Inf, and values
+ * the codec cannot bound (huge against the bound) are stored bit-exact.
+ * The compressed form is self-describing: a 24-byte header (magic, format
+ * version, codec, datatype, element count, bound), then the codec's stream
+ * (docs/compression.md). Errors carry a detail in pccl_last_error(NULL).
+ * Thread-safe: no state outside the arguments. */
+typedef enum {
+  PCCL_CODEC_SZP = 0, /* pccl's own: fixed-size blocks, in-block prediction, bit packing */
+  PCCL_CODEC_ZFP = 1, /* ZFP's fixed-accuracy mode; only where built with libzfp */
+  PCCL_CODEC_COUNT
+} pccl_codec_t;
+
+/* "szp", "zfp"; "unknown" for out-of-range values. */
+PCCL_API const char *pccl_codec_name(pccl_codec_t codec);
+
+/* 1 when this build has the codec, else 0. */
+PCCL_API int pccl_codec_available(pccl_codec_t codec);
+
+/* Capacity pccl_compress needs at most for `count` elements, header
+ * included; 0 for an unknown or unavailable codec, a non-float datatype,
+ * or a size that does not fit in size_t. */
+PCCL_API size_t pccl_compress_bound(pccl_codec_t codec, size_t count, pccl_dtype_t dtype);
+
+/* Compresses `count` elements of `src` (aligned to the element size) into
+ * dst[0 .. dst_capacity) with every element's error at most abs_bound
+ * (finite, > 0); *compressed_size receives the bytes written. Returns
+ * PCCL_OK; PCCL_ERR_INVALID_ARGUMENT (NULL or misaligned src with count > 0,
+ * NULL dst or compressed_size, bad bound, dst_capacity too small: pass
+ * pccl_compress_bound); PCCL_ERR_INVALID_DTYPE (not a float type);
+ * PCCL_ERR_UNSUPPORTED (codec not in this build); PCCL_ERR_OVERFLOW;
+ * PCCL_ERR_NO_MEMORY. */
+PCCL_API pccl_status_t pccl_compress(pccl_codec_t codec, const void *src, size_t count,
+                                     pccl_dtype_t dtype, double abs_bound, void *dst,
+                                     size_t dst_capacity, size_t *compressed_size);
+
+/* Decodes src[0 .. src_size) into `count` elements of `dtype` at dst
+ * (aligned to the element size). Reads no byte outside src and writes no
+ * byte outside dst[0 .. count x element size). Returns PCCL_OK;
+ * PCCL_ERR_CORRUPT (truncated, damaged or foreign data);
+ * PCCL_ERR_INVALID_ARGUMENT (NULL or misaligned buffers, or count / dtype
+ * other than the stream's); PCCL_ERR_UNSUPPORTED (codec not in this build);
+ * PCCL_ERR_NO_MEMORY. dst's contents are unspecified after an error. */
+PCCL_API pccl_status_t pccl_decompress(const void *src, size_t src_size, void *dst,
+                                       size_t count, pccl_dtype_t dtype);
+
+/* Reads a compressed stream's header; any output pointer may be NULL.
+ * Returns PCCL_OK, PCCL_ERR_CORRUPT or PCCL_ERR_INVALID_ARGUMENT (src NULL). */
+PCCL_API pccl_status_t pccl_compressed_info(const void *src, size_t src_size,
+                                            pccl_codec_t *codec, size_t *count,
+                                            pccl_dtype_t *dtype, double *abs_bound);
 
 /* ---- collectives (blocking) -------------------------------------------- */
 /* Each returns PCCL_OK; PCCL_ERR_INVALID_COMM; PCCL_ERR_INVALID_ARGUMENT

@@ -7,11 +7,10 @@
 
 #include "algo.h"
 #include "cache.h"
+#include "errmsg.h"
 #include "pccl.h"
 #include "route.h"
 #include "table.h"
-
-#define PCCL_ERROR_LEN 512
 
 struct pccl_comm {
   MPI_Comm mpi; /* pccl's own duplicate, MPI_ERRORS_RETURN */

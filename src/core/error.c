@@ -5,16 +5,14 @@
 
 #include "comm.h"
 
-static _Thread_local char thread_error[PCCL_ERROR_LEN];
-
 const char *pccl_last_error(const pccl_comm_t *comm) {
-  return pccl__comm_live(comm) ? comm->error : thread_error;
+  return pccl__comm_live(comm) ? comm->error : pccl__thread_error();
 }
 
 pccl_status_t pccl__error(const pccl_comm_t *comm, pccl_status_t status, const char *where,
                           const char *fmt, ...) {
   int live = pccl__comm_live(comm);
-  char *buf = live ? ((pccl_comm_t *)comm)->error : thread_error;
+  char *buf = live ? ((pccl_comm_t *)comm)->error : pccl__thread_error();
   int n = live ? snprintf(buf, PCCL_ERROR_LEN, "%s on rank %d: ", where, comm->rank)
                : snprintf(buf, PCCL_ERROR_LEN, "%s: ", where);
   if (n < 0 || n >= PCCL_ERROR_LEN) return status;

@@ -15,6 +15,7 @@ const char *pccl_status_string(pccl_status_t status) {
       "invalid configuration",
       "unsupported",
       "internal error",
+      "corrupted compressed data",
   };
   if ((unsigned)status < sizeof(names) / sizeof(names[0])) return names[status];
   return "unknown status";

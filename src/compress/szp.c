@@ -1,0 +1,280 @@
+/* szp.c - pccl's error-bounded lossy codec for float arrays, in the cuSZp
+ * family (fixed-size blocks, quantization, in-block prediction, fixed-length
+ * bit packing per block).
+ *
+ * Quantization: q = round(x / step) with step = (2 - 2^-5) x bound, a hair
+ * under twice the bound so that rounding the reconstruction q x step to the
+ * element type (float32, float16, bfloat16) stays inside the bound. The
+ * encoder computes exactly what the decoder will produce and checks it:
+ * a block with NaN, Inf, |q| >= 2^30, or any element whose reconstruction
+ * misses the bound (e.g. float16 values far above the bound) is stored raw,
+ * bit-exact. That check, not the arithmetic, is what guarantees the bound.
+ *
+ * Prediction: inside each block of 32 elements, q[i] - q[i-1] (1-D
+ * Lorenzo); the first value q[0] is stored on its own in 0-4 bytes so one
+ * large value does not widen the whole block. The 31 differences are
+ * zigzag-coded and packed as w bit planes of 32 bits (plane b holds bit b of
+ * every element), w being the block's widest difference.
+ *
+ * Payload (after the 24-byte container header):
+ *   codes   one byte per block: 255 = raw, else w * 5 + L (w <= 32 plane
+ *           count, L <= 4 bytes of q[0]); 165..254 are invalid
+ *   data    per block in order: raw elements, or L bytes of zigzag(q[0])
+ *           little-endian then w little-endian uint32 planes
+ * A block's size follows from its code alone, so the decoder validates the
+ * whole layout before it writes anything, and an all-zero block costs its
+ * code byte only. A block is raw also whenever coding would not be smaller.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "codec.h"
+#include "errmsg.h"
+#include "half.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "szp writes its planes in host order and assumes a little-endian host"
+#endif
+
+#define SZP_B 32        /* elements per block */
+#define SZP_RAW 255     /* block code: stored raw */
+#define SZP_MAXCODE 164 /* 32 * 5 + 4 */
+#define SZP_QMAX 0x1p30 /* |q| bound: differences then fit in 32 bits */
+#define SZP_INLINE static inline __attribute__((always_inline))
+
+typedef struct {
+  double step, inv, bound;
+} szp_quant_t;
+
+static szp_quant_t quant_of(double bound) {
+  double step = bound * (2.0 - 0x1p-5);
+  return (szp_quant_t){step, 1.0 / step, bound};
+}
+
+static size_t nblocks(size_t count) { return count / SZP_B + (count % SZP_B != 0); }
+
+/* Bytes a block occupies, from its code; 0 marks an invalid code. The raw
+ * size of an all-zero block is 0 too, but 0 elements never form a block. */
+static size_t block_bytes(unsigned code, size_t n, size_t esize) {
+  if (code == SZP_RAW) return n * esize;
+  return code <= SZP_MAXCODE ? code % 5 + 4 * (code / 5) : SIZE_MAX;
+}
+
+SZP_INLINE double load(const void *p, size_t i, pccl_dtype_t t) {
+  switch (t) {
+  case PCCL_FLOAT32: return ((const float *)p)[i];
+  case PCCL_FLOAT64: return ((const double *)p)[i];
+  case PCCL_FLOAT16: return pccl_f16_to_f32(((const uint16_t *)p)[i]);
+  default: return pccl_bf16_to_f32(((const uint16_t *)p)[i]);
+  }
+}
+
+/* Writes element i of the decoded array and returns its value: the encoder
+ * calls it on a scratch block to check the bound on exactly what the
+ * decoder writes. */
+SZP_INLINE double store(void *p, size_t i, int32_t q, double step, pccl_dtype_t t) {
+  double y = q * step;
+  switch (t) {
+  case PCCL_FLOAT32: return ((float *)p)[i] = (float)y;
+  case PCCL_FLOAT64: return ((double *)p)[i] = y;
+  case PCCL_FLOAT16: {
+    uint16_t h = pccl_f32_to_f16((float)y);
+    ((uint16_t *)p)[i] = h;
+    return pccl_f16_to_f32(h);
+  }
+  default: {
+    uint16_t h = pccl_f32_to_bf16((float)y);
+    ((uint16_t *)p)[i] = h;
+    return pccl_bf16_to_f32(h);
+  }
+  }
+}
+
+static uint32_t zigzag(uint32_t d) { return (d << 1) ^ (0u - (d >> 31)); }
+static uint32_t unzigzag(uint32_t z) { return (z >> 1) ^ (0u - (z & 1u)); }
+static unsigned bit_width(uint32_t v) { return v ? 32u - (unsigned)__builtin_clz(v) : 0u; }
+
+/* Quantizes n <= 32 elements into q[32] (padded by repeating the last);
+ * returns nonzero when the block must be stored raw. */
+SZP_INLINE int quantize(const void *src, size_t n, pccl_dtype_t t, const szp_quant_t *qz,
+                        int32_t *q) {
+  double scratch[SZP_B]; /* big enough for any element type */
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    double x = load(src, i, t);
+    double s = x * qz->inv;
+    int in = fabs(s) < SZP_QMAX; /* false for NaN and Inf */
+    s = in ? s : 0.0;
+    q[i] = (int32_t)((s + 0x1.8p52) - 0x1.8p52); /* round to nearest even */
+    double y = store(scratch, i, q[i], qz->step, t);
+    bad |= !in | !(fabs(y - x) <= qz->bound);
+  }
+  for (size_t i = n; i < SZP_B; i++) q[i] = q[n - 1];
+  return bad;
+}
+
+static void put_le(uint8_t *p, uint32_t v, unsigned nbytes) {
+  for (unsigned i = 0; i < nbytes; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_le(const uint8_t *p, unsigned nbytes) {
+  uint32_t v = 0;
+  for (unsigned i = 0; i < nbytes; i++) v |= (uint32_t)p[i] << (8 * i);
+  return v;
+}
+
+/* Encodes one block into out (room for n * esize bytes); returns its size. */
+SZP_INLINE size_t encode_block(const void *src, size_t n, pccl_dtype_t t, size_t esize,
+                               const szp_quant_t *qz, uint8_t *out, uint8_t *code) {
+  int32_t q[SZP_B];
+  uint32_t z[SZP_B], any = 0;
+  int bad = quantize(src, n, t, qz, q);
+  z[0] = 0;
+  for (int i = 1; i < SZP_B; i++) {
+    z[i] = zigzag((uint32_t)q[i] - (uint32_t)q[i - 1]);
+    any |= z[i];
+  }
+  uint32_t z0 = zigzag((uint32_t)q[0]);
+  unsigned w = bit_width(any), len = (bit_width(z0) + 7) / 8;
+  size_t size = len + 4 * (size_t)w;
+  if (bad || size >= n * esize) {
+    *code = SZP_RAW;
+    memcpy(out, src, n * esize);
+    return n * esize;
+  }
+  *code = (uint8_t)(w * 5 + len);
+  put_le(out, z0, len);
+  for (unsigned b = 0; b < w; b++) {
+    uint32_t plane = 0;
+    for (int i = 0; i < SZP_B; i++) plane |= ((z[i] >> b) & 1u) << i;
+    memcpy(out + len + 4 * b, &plane, 4);
+  }
+  return size;
+}
+
+SZP_INLINE void decode_block(const uint8_t *in, unsigned code, size_t n, pccl_dtype_t t,
+                             size_t esize, double step, void *dst) {
+  if (code == SZP_RAW) {
+    memcpy(dst, in, n * esize);
+    return;
+  }
+  unsigned w = code / 5, len = code % 5;
+  uint32_t z[SZP_B] = {0};
+  for (unsigned b = 0; b < w; b++) {
+    uint32_t plane;
+    memcpy(&plane, in + len + 4 * b, 4);
+    for (int i = 0; i < SZP_B; i++) z[i] |= ((plane >> i) & 1u) << b;
+  }
+  int32_t q[SZP_B];
+  uint32_t acc = unzigzag(get_le(in, len)); /* unsigned: corrupt input cannot overflow */
+  q[0] = (int32_t)acc;
+  for (size_t i = 1; i < n; i++) q[i] = (int32_t)(acc += unzigzag(z[i]));
+  for (size_t i = 0; i < n; i++) store(dst, i, q[i], step, t);
+}
+
+/* Blocks [b0, b1) of src: codes to codes[b0..], data from out; returns the
+ * bytes of data written, or SIZE_MAX when cap would be exceeded. */
+SZP_INLINE size_t compress_blocks(const void *src, size_t count, size_t b0, size_t b1,
+                                  pccl_dtype_t t, size_t esize, const szp_quant_t *qz,
+                                  uint8_t *codes, uint8_t *out, size_t cap) {
+  size_t pos = 0;
+  uint8_t spill[SZP_B * sizeof(double)];
+  for (size_t b = b0; b < b1; b++) {
+    size_t first = b * SZP_B, n = count - first < SZP_B ? count - first : SZP_B;
+    const uint8_t *in = (const uint8_t *)src + first * esize;
+    if (cap - pos >= n * esize) {
+      pos += encode_block(in, n, t, esize, qz, out + pos, &codes[b]);
+      continue;
+    }
+    size_t size = encode_block(in, n, t, esize, qz, spill, &codes[b]);
+    if (size > cap - pos) return SIZE_MAX;
+    memcpy(out + pos, spill, size);
+    pos += size;
+  }
+  return pos;
+}
+
+SZP_INLINE void decompress_blocks(const uint8_t *codes, const uint8_t *data, size_t count,
+                                  size_t nb, pccl_dtype_t t, size_t esize, double step, void *dst) {
+  size_t pos = 0;
+  for (size_t b = 0; b < nb; b++) {
+    size_t first = b * SZP_B, n = count - first < SZP_B ? count - first : SZP_B;
+    decode_block(data + pos, codes[b], n, t, esize, step, (uint8_t *)dst + first * esize);
+    pos += block_bytes(codes[b], n, esize);
+  }
+}
+
+/* One instance of each loop per element type, so the conversions inline. */
+#define SZP_TYPED(name, T)                                                                     \
+  static size_t compress_##name(const void *src, size_t count, size_t b0, size_t b1,          \
+                                const szp_quant_t *qz, uint8_t *codes, uint8_t *out, size_t cap) { \
+    return compress_blocks(src, count, b0, b1, T, pccl_dtype_size(T), qz, codes, out, cap);   \
+  }                                                                                            \
+  static void decompress_##name(const uint8_t *codes, const uint8_t *data, size_t count,      \
+                                size_t nb, double step, void *dst) {                          \
+    decompress_blocks(codes, data, count, nb, T, pccl_dtype_size(T), step, dst);              \
+  }
+SZP_TYPED(f32, PCCL_FLOAT32)
+SZP_TYPED(f64, PCCL_FLOAT64)
+SZP_TYPED(f16, PCCL_FLOAT16)
+SZP_TYPED(bf16, PCCL_BFLOAT16)
+
+typedef struct {
+  size_t (*compress)(const void *, size_t, size_t, size_t, const szp_quant_t *, uint8_t *,
+                     uint8_t *, size_t);
+  void (*decompress)(const uint8_t *, const uint8_t *, size_t, size_t, double, void *);
+} szp_typed_t;
+
+static const szp_typed_t *typed(pccl_dtype_t t) {
+  static const szp_typed_t f32 = {compress_f32, decompress_f32}, f64 = {compress_f64, decompress_f64},
+                           f16 = {compress_f16, decompress_f16}, bf16 = {compress_bf16, decompress_bf16};
+  return t == PCCL_FLOAT32 ? &f32 : t == PCCL_FLOAT64 ? &f64 : t == PCCL_FLOAT16 ? &f16 : &bf16;
+}
+
+static int szp_available(void) { return 1; }
+
+static size_t szp_bound(const pccl_codec_args_t *a) {
+  size_t nb = nblocks(a->count), raw = a->count * a->esize;
+  return raw > SIZE_MAX - nb - 1 ? 0 : nb + raw + (a->count == 0);
+}
+
+static pccl_status_t szp_compress(const pccl_codec_args_t *a, const void *src, uint8_t *dst,
+                                  size_t cap, size_t *size) {
+  size_t nb = nblocks(a->count);
+  if (cap < nb) return PCCL_ERR_INVALID_ARGUMENT;
+  szp_quant_t qz = quant_of(a->bound);
+  size_t data = typed(a->dtype)->compress(src, a->count, 0, nb, &qz, dst, dst + nb, cap - nb);
+  if (data == SIZE_MAX) return PCCL_ERR_INVALID_ARGUMENT;
+  *size = nb + data;
+  return PCCL_OK;
+}
+
+static pccl_status_t szp_decompress(const pccl_codec_args_t *a, const uint8_t *src, size_t size,
+                                    void *dst) {
+  size_t nb = nblocks(a->count);
+  if (size < nb)
+    return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
+                                  "szp: %zu payload bytes cannot hold %zu block codes", size, nb);
+  /* Validate the whole layout before writing: every code known, sizes summing to the payload. */
+  size_t need = nb;
+  for (size_t b = 0; b < nb; b++) {
+    size_t n = a->count - b * SZP_B < SZP_B ? a->count - b * SZP_B : SZP_B;
+    size_t bytes = block_bytes(src[b], n, a->esize);
+    if (bytes == SIZE_MAX)
+      return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
+                                    "szp: block %zu has invalid code %u", b, src[b]);
+    if (bytes > size - need)
+      return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
+                                    "szp: block %zu runs past the end (%zu bytes)", b, size);
+    need += bytes;
+  }
+  if (need != size)
+    return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
+                                  "szp: %zu payload bytes, the blocks account for %zu", size, need);
+  typed(a->dtype)->decompress(src, src + nb, a->count, nb, quant_of(a->bound).step, dst);
+  return PCCL_OK;
+}
+
+const pccl_codec_ops_t pccl__codec_szp = {"szp", szp_available, szp_bound, szp_compress,
+                                          szp_decompress};

@@ -1,0 +1,130 @@
+/* zfp.c - ZFP's fixed-accuracy mode as a pccl codec: the side-by-side anchor
+ * for szp (docs/compression.md). Built only where libzfp is found
+ * (PCCL_HAVE_ZFP); elsewhere the row reports itself unavailable.
+ *
+ * The array is coded as 1-D, as the collectives see their buffers. ZFP takes
+ * float32 and float64 only, and finite values only: the row checks the input
+ * and refuses the rest (PCCL_ERR_UNSUPPORTED) instead of losing a NaN. Its
+ * bound is ZFP's own fixed-accuracy guarantee. ZFP's decoder does not check
+ * its input length, so the payload is copied into a zero-padded buffer of
+ * ZFP's maximum stream size first: a damaged stream decodes to garbage but
+ * never reads outside memory we own. */
+#include "codec.h"
+#include "errmsg.h"
+
+#ifdef PCCL_HAVE_ZFP
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zfp.h>
+
+static int zfp_available(void) { return 1; }
+
+static zfp_type zfp_type_of(pccl_dtype_t t) {
+  return t == PCCL_FLOAT32 ? zfp_type_float : t == PCCL_FLOAT64 ? zfp_type_double : zfp_type_none;
+}
+
+/* Stream and field for a.count elements at data; NULL on failure. */
+static zfp_stream *open_stream(const pccl_codec_args_t *a, void *data, zfp_field **field) {
+  *field = zfp_field_1d(data, zfp_type_of(a->dtype), a->count);
+  zfp_stream *zs = zfp_stream_open(NULL);
+  if (*field == NULL || zs == NULL) {
+    zfp_field_free(*field);
+    zfp_stream_close(zs);
+    return NULL;
+  }
+  zfp_stream_set_accuracy(zs, a->bound);
+  return zs;
+}
+
+static void close_stream(zfp_stream *zs, zfp_field *field) {
+  stream_close(zfp_stream_bit_stream(zs));
+  zfp_stream_close(zs);
+  zfp_field_free(field);
+}
+
+static size_t zfp_bound(const pccl_codec_args_t *a) {
+  if (zfp_type_of(a->dtype) == zfp_type_none || a->count == 0) return 1;
+  zfp_field *field;
+  zfp_stream *zs = open_stream(a, NULL, &field);
+  if (zs == NULL) return 0;
+  size_t max = zfp_stream_maximum_size(zs, field);
+  zfp_stream_close(zs);
+  zfp_field_free(field);
+  return max;
+}
+
+static int all_finite(const pccl_codec_args_t *a, const void *src) {
+  int ok = 1;
+  if (a->dtype == PCCL_FLOAT32)
+    for (size_t i = 0; i < a->count; i++) ok &= isfinite(((const float *)src)[i]) != 0;
+  else
+    for (size_t i = 0; i < a->count; i++) ok &= isfinite(((const double *)src)[i]) != 0;
+  return ok;
+}
+
+static pccl_status_t zfp_compress_row(const pccl_codec_args_t *a, const void *src, uint8_t *dst,
+                                      size_t cap, size_t *size) {
+  const char *where = "pccl_compress";
+  if (zfp_type_of(a->dtype) == zfp_type_none || !all_finite(a, src))
+    return pccl__thread_error_set(PCCL_ERR_UNSUPPORTED, where,
+                                  "zfp codes finite float32/float64 only (%s given)",
+                                  pccl_dtype_name(a->dtype));
+  if (a->count == 0) return (*size = 0, PCCL_OK);
+  zfp_field *field;
+  zfp_stream *zs = open_stream(a, (void *)src, &field);
+  if (zs == NULL) return PCCL_ERR_NO_MEMORY;
+  if (zfp_stream_maximum_size(zs, field) > cap) {
+    zfp_stream_close(zs);
+    zfp_field_free(field);
+    return PCCL_ERR_INVALID_ARGUMENT;
+  }
+  zfp_stream_set_bit_stream(zs, stream_open(dst, cap));
+  zfp_stream_rewind(zs);
+  *size = zfp_compress(zs, field);
+  close_stream(zs, field);
+  return *size ? PCCL_OK : pccl__thread_error_set(PCCL_ERR_INTERNAL, where, "zfp_compress failed");
+}
+
+static pccl_status_t zfp_decompress_row(const pccl_codec_args_t *a, const uint8_t *src,
+                                        size_t size, void *dst) {
+  const char *where = "pccl_decompress";
+  if (zfp_type_of(a->dtype) == zfp_type_none)
+    return pccl__thread_error_set(PCCL_ERR_CORRUPT, where, "zfp stream of %s", pccl_dtype_name(a->dtype));
+  if (a->count == 0)
+    return size ? pccl__thread_error_set(PCCL_ERR_CORRUPT, where, "zfp: bytes after an empty stream")
+                : PCCL_OK;
+  zfp_field *field;
+  zfp_stream *zs = open_stream(a, dst, &field);
+  if (zs == NULL) return PCCL_ERR_NO_MEMORY;
+  size_t max = zfp_stream_maximum_size(zs, field);
+  uint8_t *padded = size <= max ? calloc(max, 1) : NULL;
+  if (padded == NULL) {
+    zfp_stream_close(zs);
+    zfp_field_free(field);
+    return size > max ? pccl__thread_error_set(PCCL_ERR_CORRUPT, where, "zfp: %zu bytes exceed the "
+                                               "largest stream (%zu)", size, max)
+                      : PCCL_ERR_NO_MEMORY;
+  }
+  memcpy(padded, src, size);
+  zfp_stream_set_bit_stream(zs, stream_open(padded, max));
+  zfp_stream_rewind(zs);
+  size_t used = zfp_decompress(zs, field);
+  close_stream(zs, field);
+  free(padded);
+  if (used == 0 || used != size)
+    return pccl__thread_error_set(PCCL_ERR_CORRUPT, where, "zfp: stream of %zu bytes decoded %zu", size,
+                                  used);
+  return PCCL_OK;
+}
+
+const pccl_codec_ops_t pccl__codec_zfp = {"zfp", zfp_available, zfp_bound, zfp_compress_row,
+                                          zfp_decompress_row};
+
+#else /* !PCCL_HAVE_ZFP */
+
+static int zfp_unavailable(void) { return 0; }
+
+const pccl_codec_ops_t pccl__codec_zfp = {"zfp", zfp_unavailable, NULL, NULL, NULL};
+
+#endif
