@@ -278,6 +278,53 @@ PCCL_API pccl_status_t pccl_gather(const void *sendbuf, void *recvbuf, size_t co
 PCCL_API pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t count,
                                      pccl_dtype_t dtype, pccl_comm_t *comm);
 
+/* ---- compressed collectives (lossy) -------------------------------------- */
+/* The same collectives with the data compressed on the wire by an
+ * error-bounded codec: for slow networks, where moving fewer bytes pays for
+ * compressing them. float16/bfloat16/float32/float64 only; sum, avg, min and
+ * max (a product has no additive bound: PCCL_ERR_UNSUPPORTED).
+ *
+ * The bound is on the answer, not on each compression: every element of the
+ * result differs from the exact one (computed without loss, in the same
+ * precision) by at most abs_bound, beyond the rounding any reduction order
+ * has. pccl counts the compressions one element can pass through (stages)
+ * for the algorithm it runs and gives each stage_bound = abs_bound / stages.
+ * All ranks get bit-identical results. Compressed streams travel through
+ * MPI, between all ranks. Algorithms: PCCL_ALGO / pccl_comm_set_algo names
+ * zrecdbl and zring (all-reduce), zring (all-gather, reduce-scatter),
+ * zbinomial (scatter); they apply to these calls only, and the plain calls
+ * never run them.
+ *
+ * Returns what the plain call returns, plus PCCL_ERR_INVALID_ARGUMENT (lossy
+ * NULL, lossy->size not sizeof(pccl_lossy_t), abs_bound not positive and
+ * finite), PCCL_ERR_INVALID_DTYPE (not a float type), PCCL_ERR_UNSUPPORTED
+ * (product, a codec other than PCCL_CODEC_SZP), PCCL_ERR_CORRUPT (a stream
+ * damaged in transit). */
+typedef struct {
+  size_t size;        /* sizeof(pccl_lossy_t), so the struct can grow */
+  pccl_codec_t codec; /* PCCL_CODEC_SZP */
+  double abs_bound;   /* in: largest error allowed on any element of the result */
+  double stage_bound; /* out: the bound each compression ran with */
+  double guaranteed;  /* out: the worst-case error pccl guarantees, <= abs_bound */
+  int32_t stages;     /* out: compressions that can feed one element (0: none ran) */
+} pccl_lossy_t;
+
+#define PCCL_LOSSY_INIT(bound) {sizeof(pccl_lossy_t), PCCL_CODEC_SZP, (bound), 0.0, 0.0, 0}
+
+PCCL_API pccl_status_t pccl_allreduce_lossy(const void *sendbuf, void *recvbuf, size_t count,
+                                            pccl_dtype_t dtype, pccl_op_t op,
+                                            pccl_lossy_t *lossy, pccl_comm_t *comm);
+PCCL_API pccl_status_t pccl_allgather_lossy(const void *sendbuf, void *recvbuf, size_t count,
+                                            pccl_dtype_t dtype, pccl_lossy_t *lossy,
+                                            pccl_comm_t *comm);
+PCCL_API pccl_status_t pccl_reduce_scatter_lossy(const void *sendbuf, void *recvbuf,
+                                                 size_t count, pccl_dtype_t dtype, pccl_op_t op,
+                                                 pccl_lossy_t *lossy, pccl_comm_t *comm);
+/* The root's own block is copied exactly. */
+PCCL_API pccl_status_t pccl_scatter_lossy(const void *sendbuf, void *recvbuf, size_t count,
+                                          pccl_dtype_t dtype, int root, pccl_lossy_t *lossy,
+                                          pccl_comm_t *comm);
+
 #ifdef __cplusplus
 }
 #endif

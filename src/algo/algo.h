@@ -125,9 +125,25 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     "two-level reduce-scatter then all-gather, recursive multiplying (radix k) between nodes",   \
     pccl_gen_allreduce_hier_recmul)
 
+/* Compressed (lossy) algorithms, zcoll.c: same columns. They run only for
+ * the pccl_*_lossy calls, which run nothing else. */
+#define PCCL_ZALGO_MAP(X)                                                                         \
+  X(ALLREDUCE_ZRECDBL, ALLREDUCE, "zrecdbl", 0, 0,                                                \
+    "compressed recursive doubling on the whole vector (gZCCL ReDoub)", pccl_gen_allreduce_zrecdbl) \
+  X(ALLREDUCE_ZRING, ALLREDUCE, "zring", 0, 0,                                                    \
+    "compressed ring: reduce-scatter compressing each partial, all-gather compressing once",      \
+    pccl_gen_allreduce_zring)                                                                     \
+  X(ALLGATHER_ZRING, ALLGATHER, "zring", 0, 0, "compressed ring: compress once, forward streams", \
+    pccl_gen_allgather_zring)                                                                     \
+  X(REDUCE_SCATTER_ZRING, REDUCE_SCATTER, "zring", 0, 0,                                          \
+    "compressed ring: each partial sum compressed before it moves", pccl_gen_rs_zring)            \
+  X(SCATTER_ZBINOMIAL, SCATTER, "zbinomial", 0, 0,                                                \
+    "binomial tree of per-destination compressed blocks", pccl_gen_scatter_zbinomial)
+
 typedef enum {
 #define PCCL_ALGO_ENUM(id, coll, name, k, kset, desc, gen) PCCL_ALGO_##id,
   PCCL_ALGO_MAP(PCCL_ALGO_ENUM)
+  PCCL_ZALGO_MAP(PCCL_ALGO_ENUM)
 #undef PCCL_ALGO_ENUM
       PCCL_ALGO_COUNT
 } pccl_algo_id_t;
@@ -140,10 +156,12 @@ typedef struct {
   int kset; /* callers may choose k */
   const char *description;
   pccl_gen_fn generate;
+  int lossy; /* a PCCL_ZALGO_MAP row */
 } pccl_algo_t;
 
 #define PCCL_ALGO_DECL(id, coll, name, k, kset, desc, gen) pccl_status_t gen(pccl_sb_t *, const pccl_coll_args_t *);
 PCCL_ALGO_MAP(PCCL_ALGO_DECL)
+PCCL_ZALGO_MAP(PCCL_ALGO_DECL)
 #undef PCCL_ALGO_DECL
 
 extern const pccl_algo_t pccl_algos[PCCL_ALGO_COUNT];

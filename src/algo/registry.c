@@ -9,8 +9,11 @@
 
 const pccl_algo_t pccl_algos[PCCL_ALGO_COUNT] = {
 #define PCCL_ALGO_ROW(id, coll, name, k, kset, desc, gen)                                          \
-  {PCCL_ALGO_##id, PCCL_COLL_##coll, name, k, kset, desc, gen},
-    PCCL_ALGO_MAP(PCCL_ALGO_ROW)
+  {PCCL_ALGO_##id, PCCL_COLL_##coll, name, k, kset, desc, gen, 0},
+#define PCCL_ZALGO_ROW(id, coll, name, k, kset, desc, gen)                                         \
+  {PCCL_ALGO_##id, PCCL_COLL_##coll, name, k, kset, desc, gen, 1},
+    PCCL_ALGO_MAP(PCCL_ALGO_ROW) PCCL_ZALGO_MAP(PCCL_ZALGO_ROW)
+#undef PCCL_ZALGO_ROW
 #undef PCCL_ALGO_ROW
 };
 

@@ -3,6 +3,7 @@
  *
  * Validation happens before anything is sent or written, so a call that
  * fails it leaves the receive buffer untouched. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,8 @@ typedef struct {
   pccl_dtype_t dtype;
   pccl_op_t op;
   int root;
+  pccl_lossy_t *lossy; /* a pccl_*_lossy call's options */
+  int lossy_call;
   /* derived by validation */
   size_t esize, send_elems, recv_elems;
   int use_send, use_recv, inplace;
@@ -119,6 +122,44 @@ static pccl_status_t validate(pccl_comm_t *comm, call_t *c) {
   return st;
 }
 
+/* The lossy call's own arguments (after validate()). */
+static pccl_status_t validate_lossy(pccl_comm_t *comm, const call_t *c) {
+  const char *api = infos[c->coll].api;
+  const pccl_lossy_t *l = c->lossy;
+  if (l == NULL || l->size != sizeof(pccl_lossy_t))
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
+                       l ? "lossy->size is %zu, not sizeof(pccl_lossy_t) = %zu (use PCCL_LOSSY_INIT)"
+                         : "lossy is NULL",
+                       l ? l->size : 0, sizeof(pccl_lossy_t));
+  if (c->dtype != PCCL_FLOAT32 && c->dtype != PCCL_FLOAT64 && c->dtype != PCCL_FLOAT16 &&
+      c->dtype != PCCL_BFLOAT16)
+    return pccl__error(comm, PCCL_ERR_INVALID_DTYPE, api, "%s: only float types compress",
+                       pccl_dtype_name(c->dtype));
+  if (infos[c->coll].reduces && c->op == PCCL_PROD)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
+                       "a product has no additive error bound; use the plain call");
+  if (l->codec != PCCL_CODEC_SZP)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api, "codec %s: the collectives run szp only",
+                       pccl_codec_name(l->codec));
+  if (!(l->abs_bound > 0 && isfinite(l->abs_bound)))
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "abs_bound %g is not positive and finite",
+                       l->abs_bound);
+  c->lossy->stages = 0; /* what a call that moves nothing reports */
+  c->lossy->stage_bound = c->lossy->guaranteed = 0.0;
+  return PCCL_OK;
+}
+
+/* Splits the user's bound over the schedule's stages, never rounding up. */
+static pccl_exec_lossy_t lossy_plan(const call_t *c, const pccl_sched_t *s) {
+  pccl_lossy_t *l = c->lossy;
+  double e = s->lossy_stages ? l->abs_bound / s->lossy_stages : l->abs_bound;
+  while (s->lossy_stages && e * s->lossy_stages > l->abs_bound) e = nextafter(e, 0.0);
+  l->stages = (int32_t)s->lossy_stages;
+  l->stage_bound = e;
+  l->guaranteed = e * s->lossy_stages;
+  return (pccl_exec_lossy_t){l->codec, c->dtype, e};
+}
+
 static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice,
                               pccl_sched_t *out) {
   pccl_sb_t *sb;
@@ -178,6 +219,11 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sche
                       pccl_kernel_reduce(c->dtype, c->op), pccl_kernel_divide(c->dtype),
                       &pccl_route_transport, &comm->route, &comm->exec_ws);
   if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory");
+  pccl_exec_lossy_t lossy;
+  if (c->lossy_call) {
+    lossy = lossy_plan(c, s);
+    pccl_exec_set_lossy(&x, &lossy);
+  }
   st = pccl_exec_run(&x);
   if (st != PCCL_OK) {
     const pccl_step_t *f = &s->steps[x.failed_step];
@@ -203,8 +249,10 @@ static pccl_status_t run(pccl_comm_t *comm, call_t *c) {
                        "not a live communicator (NULL, never created or already destroyed)");
   pccl__error_clear(comm);
   pccl_status_t st = validate(comm, c);
+  if (st == PCCL_OK && c->lossy_call) st = validate_lossy(comm, c);
   if (st != PCCL_OK || c->count == 0) return st;
-  pccl_choice_t choice = pccl__select(comm, c->coll, reported_bytes(c));
+  pccl_choice_t choice = c->lossy_call ? pccl__select_lossy(comm, c->coll, reported_bytes(c))
+                                  : pccl__select(comm, c->coll, reported_bytes(c));
   if (!choice.algo) return pccl__error(comm, PCCL_ERR_INTERNAL, api, "no algorithm registered");
   if (choice.algo->kset)
     snprintf(comm->last_algo, sizeof(comm->last_algo), "%s:%d", choice.algo->name, choice.k);
@@ -263,5 +311,38 @@ pccl_status_t pccl_gather(const void *sendbuf, void *recvbuf, size_t count, pccl
 pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                             pccl_comm_t *comm) {
   call_t c = {.coll = PCCL_COLL_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype};
+  return run(comm, &c);
+}
+
+/* ---- compressed collectives ---- */
+
+pccl_status_t pccl_allreduce_lossy(const void *sendbuf, void *recvbuf, size_t count,
+                                   pccl_dtype_t dtype, pccl_op_t op, pccl_lossy_t *lossy,
+                                   pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+              .dtype = dtype, .op = op, .lossy = lossy, .lossy_call = 1};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_allgather_lossy(const void *sendbuf, void *recvbuf, size_t count,
+                                   pccl_dtype_t dtype, pccl_lossy_t *lossy, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+              .dtype = dtype, .lossy = lossy, .lossy_call = 1};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_reduce_scatter_lossy(const void *sendbuf, void *recvbuf, size_t count,
+                                        pccl_dtype_t dtype, pccl_op_t op, pccl_lossy_t *lossy,
+                                        pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
+              .count = count, .dtype = dtype, .op = op, .lossy = lossy, .lossy_call = 1};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_scatter_lossy(const void *sendbuf, void *recvbuf, size_t count,
+                                 pccl_dtype_t dtype, int root, pccl_lossy_t *lossy,
+                                 pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+              .dtype = dtype, .root = root, .lossy = lossy, .lossy_call = 1};
   return run(comm, &c);
 }

@@ -1,4 +1,5 @@
-/* select.c - which algorithm runs a call: the forced one, else the tuning
+/* select.c - which algorithm runs a call: the forced one (lossy ones only
+ * for lossy calls, plain ones only for plain calls), else the tuning
  * table's row for the layout and size (across nodes), else the rules below.
  * The rules: for each collective, rows of
  * (largest size, algorithm) walked in order; the first row whose bound holds
@@ -55,7 +56,7 @@ static const rule_t rules[] = {
 };
 
 pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
-  if (comm->forced[coll].algo) return comm->forced[coll];
+  if (comm->forced[coll].algo && !comm->forced[coll].algo->lossy) return comm->forced[coll];
   if (comm->tune_sec) {
     pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, bytes);
     if (ch.algo) return ch;
@@ -66,4 +67,22 @@ pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t byt
         (multi_node || !rules[i].multi_node))
       return (pccl_choice_t){&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
   return (pccl_choice_t){NULL, 0};
+}
+
+/* Compressed collectives: a forced lossy algorithm, else recursive doubling
+ * for small all-reduces (few rounds, each compressing little), the ring for
+ * the rest. */
+pccl_choice_t pccl__select_lossy(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
+  if (comm->forced[coll].algo && comm->forced[coll].algo->lossy) return comm->forced[coll];
+  pccl_algo_id_t id;
+  switch (coll) {
+  case PCCL_COLL_ALLREDUCE:
+    id = bytes <= (64 << 10) ? PCCL_ALGO_ALLREDUCE_ZRECDBL : PCCL_ALGO_ALLREDUCE_ZRING;
+    break;
+  case PCCL_COLL_ALLGATHER: id = PCCL_ALGO_ALLGATHER_ZRING; break;
+  case PCCL_COLL_REDUCE_SCATTER: id = PCCL_ALGO_REDUCE_SCATTER_ZRING; break;
+  case PCCL_COLL_SCATTER: id = PCCL_ALGO_SCATTER_ZBINOMIAL; break;
+  default: return (pccl_choice_t){NULL, 0};
+  }
+  return (pccl_choice_t){&pccl_algos[id], 0};
 }

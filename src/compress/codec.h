@@ -35,6 +35,10 @@ typedef struct {
                               void *dst);
 } pccl_codec_ops_t;
 
+/* Bytes a compressed slot of the collectives (szp, header included) needs
+ * for `count` elements of `esize` bytes. */
+size_t pccl__codec_slot_bytes(size_t count, size_t esize);
+
 extern const pccl_codec_ops_t pccl__codec_szp;
 extern const pccl_codec_ops_t pccl__codec_zfp;
 

@@ -239,6 +239,11 @@ static size_t szp_bound(const pccl_codec_args_t *a) {
   return raw > SIZE_MAX - nb - 1 ? 0 : nb + raw + (a->count == 0);
 }
 
+size_t pccl__codec_slot_bytes(size_t count, size_t esize) {
+  pccl_codec_args_t a = {count, PCCL_FLOAT32, esize, 1.0};
+  return PCCL_CODEC_HEADER + szp_bound(&a);
+}
+
 static pccl_status_t szp_compress(const pccl_codec_args_t *a, const void *src, uint8_t *dst,
                                   size_t cap, size_t *size) {
   size_t nb = nblocks(a->count);

@@ -11,9 +11,11 @@
 
 void pccl_exec_ws_free(pccl_exec_ws_t *ws) {
   free(ws->mem);
-  ws->mem = NULL;
-  ws->cap = 0;
+  free(ws->zbytes);
+  memset(ws, 0, sizeof(*ws));
 }
+
+void pccl_exec_set_lossy(pccl_exec_t *x, const pccl_exec_lossy_t *lossy) { x->lossy = lossy; }
 
 pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *sendbuf,
                              void *recvbuf, void *tmpbuf, size_t elem_size, pccl_reduce_fn reduce,
@@ -40,6 +42,13 @@ pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *se
   x->ready = x->waiting + need / 4;
   x->done = x->ready + need / 4;
   x->staged = x->done + need / 4;
+  if (sched->nslots > ws->zcap) {
+    size_t *z = realloc(ws->zbytes, sched->nslots * sizeof(size_t));
+    if (!z) return PCCL_ERR_NO_MEMORY;
+    ws->zbytes = z;
+    ws->zcap = sched->nslots;
+  }
+  x->zbytes = ws->zbytes;
   for (uint32_t i = 0; i < sched->nsteps; i++) {
     x->waiting[i] = sched->steps[i].ndeps;
     if (x->waiting[i] == 0) x->ready[x->nready++] = i;
@@ -90,10 +99,35 @@ static void complete(pccl_exec_t *x, uint32_t id) {
   finish(x, id);
 }
 
+static pccl_status_t start_compress(pccl_exec_t *x, const pccl_step_t *st) {
+  if (!x->lossy) return PCCL_ERR_INTERNAL;
+  return pccl_compress(x->lossy->codec, addr(x, st->src), st->src.len, x->lossy->dtype,
+                       x->lossy->bound, addr(x, st->dst), st->dst.len * x->elem_size,
+                       &x->zbytes[st->slot]);
+}
+
+static pccl_status_t start_decompress(pccl_exec_t *x, const pccl_step_t *st) {
+  if (!x->lossy) return PCCL_ERR_INTERNAL;
+  return pccl_decompress(addr(x, st->src), x->zbytes[st->slot], addr(x, st->dst), st->dst.len,
+                         x->lossy->dtype);
+}
+
+/* A message whose length is the slot's: sent as written, received up to
+ * the slot's capacity. */
+static pccl_status_t start_varlen(pccl_exec_t *x, uint32_t id, const pccl_step_t *st) {
+  if (!x->tp->isend_var || !x->tp->irecv_var) return PCCL_ERR_UNSUPPORTED;
+  x->ninflight++;
+  if (st->kind == PCCL_STEP_SEND)
+    return x->tp->isend_var(x->tp_ctx, st->arg, st->tag, addr(x, st->src), x->zbytes[st->slot], id);
+  return x->tp->irecv_var(x->tp_ctx, st->arg, st->tag, addr(x, st->dst), st->dst.len * x->elem_size,
+                          &x->zbytes[st->slot], id);
+}
+
 /* Starts one step; local steps also finish here. */
 static pccl_status_t start(pccl_exec_t *x, uint32_t id) {
   const pccl_step_t *st = &x->sched->steps[id];
   pccl_status_t rc = PCCL_OK;
+  if (st->flags & PCCL_STEP_VARLEN) return start_varlen(x, id, st);
   switch ((pccl_step_kind_t)st->kind) {
     case PCCL_STEP_SEND:
       x->ninflight++;
@@ -117,6 +151,12 @@ static pccl_status_t start(pccl_exec_t *x, uint32_t id) {
     case PCCL_STEP_PERMUTE:
       pccl_permute_cycles(addr(x, st->dst), st->src.len * x->elem_size,
                           x->sched->perm + st->tag + 1, x->sched->perm[st->tag], addr(x, st->src));
+      break;
+    case PCCL_STEP_COMPRESS:
+      rc = start_compress(x, st);
+      break;
+    case PCCL_STEP_DECOMPRESS:
+      rc = start_decompress(x, st);
       break;
     default:
       rc = PCCL_ERR_INTERNAL;

@@ -39,13 +39,30 @@ typedef struct {
    * and reduces itself. */
   pccl_status_t (*irecv_reduce)(void *ctx, int peer, int tag, void *dst, const void *local,
                                 size_t bytes, pccl_reducer_t fold, uint32_t slot);
+  /* Optional (NULL: compressed collectives unsupported): messages whose
+   * length only the sender knows (compressed streams). The receive takes up
+   * to `cap` bytes and, when it completes, stores the length in *received.
+   * Both sides route such messages alike whatever their lengths. */
+  pccl_status_t (*isend_var)(void *ctx, int peer, int tag, const void *buf, size_t bytes,
+                             uint32_t slot);
+  pccl_status_t (*irecv_var)(void *ctx, int peer, int tag, void *buf, size_t cap,
+                             size_t *received, uint32_t slot);
 } pccl_transport_t;
+
+/* What the COMPRESS / DECOMPRESS steps of a compressed collective use. */
+typedef struct {
+  pccl_codec_t codec;
+  pccl_dtype_t dtype;
+  double bound; /* per compression */
+} pccl_exec_lossy_t;
 
 /* Memory for the executor's bookkeeping, kept between calls (one per
  * communicator) so a collective allocates nothing once it has run before. */
 typedef struct {
   uint32_t *mem;
   size_t cap; /* in uint32_t */
+  size_t *zbytes; /* per compressed slot: its stream's length */
+  size_t zcap;
 } pccl_exec_ws_t;
 
 void pccl_exec_ws_free(pccl_exec_ws_t *ws);
@@ -63,15 +80,19 @@ typedef struct {
   uint32_t *ready;   /* steps whose dependencies are done, not yet started */
   uint32_t *done;    /* poll's output, room for every message in flight */
   uint32_t *staged;  /* per step: a fused receive that landed in its staging region */
+  size_t *zbytes;    /* per compressed slot: its stream's length */
+  const pccl_exec_lossy_t *lossy; /* NULL for schedules without compression */
   uint32_t nready, nfinished, ninflight;
   uint32_t failed_step; /* the step a failure came from, for error messages */
 } pccl_exec_t;
 
-/* Prepares `x` to run `sched`, its bookkeeping in `ws` (grown if needed). */
+/* Prepares `x` to run `sched`, its bookkeeping in `ws` (grown if needed).
+ * `lossy` is needed (non-NULL) when the schedule compresses. */
 pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *sendbuf,
                              void *recvbuf, void *tmpbuf, size_t elem_size, pccl_reduce_fn reduce,
                              pccl_divide_fn divide, const pccl_transport_t *tp, void *tp_ctx,
                              pccl_exec_ws_t *ws);
+void pccl_exec_set_lossy(pccl_exec_t *x, const pccl_exec_lossy_t *lossy);
 
 /* Starts what is ready and takes what the transport finished, once. With
  * `block` it waits for the transport when nothing else can be done.

@@ -9,6 +9,7 @@
  * of SEND need no scan unless SEND and RECV overlap: nothing else writes SEND. */
 #include "schedule.h"
 
+#include "codec.h"
 #include "kernels.h"
 
 #include <stdlib.h>
@@ -45,6 +46,7 @@ struct pccl_sb {
   size_t nperm, perm_cap;
   void **scratch;
   size_t nscratch;
+  uint32_t nslots, lossy_stages;
 };
 
 /* Message tags stay below the 32767 every MPI guarantees. */
@@ -199,6 +201,10 @@ static void message(pccl_sb_t *sb, pccl_step_t proto, int peer) {
   }
   int32_t *seq = proto.kind == PCCL_STEP_SEND ? sb->send_seq : sb->recv_seq;
   size_t len = proto.kind == PCCL_STEP_SEND ? proto.src.len : proto.dst.len;
+  if ((proto.flags & PCCL_STEP_VARLEN) && len > sb->max_msg_elems) {
+    sb->status = PCCL_ERR_UNSUPPORTED; /* a stream cannot be cut: the generator chunks */
+    return;
+  }
   for (size_t done = 0; done < len; done += sb->max_msg_elems) {
     pccl_step_t st = proto;
     size_t n = len - done < sb->max_msg_elems ? len - done : sb->max_msg_elems;
@@ -301,6 +307,59 @@ void pccl_sb_permute(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t scratch, ui
   add_step(sb, st);
 }
 
+void pccl_sb_lossy_stages(pccl_sb_t *sb, uint32_t stages) { sb->lossy_stages = stages; }
+
+size_t pccl_sb_slot_elems(const pccl_sb_t *sb, size_t count) {
+  size_t bytes = pccl__codec_slot_bytes(count, sb->elem_size);
+  return bytes / sb->elem_size + (bytes % sb->elem_size != 0);
+}
+
+static pccl_slot_t new_slot(pccl_sb_t *sb, size_t count) {
+  size_t cap = pccl_sb_slot_elems(sb, count);
+  pccl_slot_t slot = {sb->nslots++, pccl_rg(PCCL_BUF_TMP, pccl_sb_tmp(sb, cap), cap), count};
+  return slot;
+}
+
+pccl_slot_t pccl_sb_compress(pccl_sb_t *sb, pccl_region_t src) {
+  pccl_slot_t slot = new_slot(sb, src.len);
+  pccl_step_t st = step_of(PCCL_STEP_COMPRESS);
+  st.dst = slot.at;
+  st.src = src;
+  st.slot = slot.id;
+  add_step(sb, st);
+  return slot;
+}
+
+void pccl_sb_decompress(pccl_sb_t *sb, pccl_region_t dst, pccl_slot_t slot) {
+  if (dst.len != slot.count) {
+    sb->status = PCCL_ERR_INTERNAL;
+    return;
+  }
+  pccl_step_t st = step_of(PCCL_STEP_DECOMPRESS);
+  st.dst = dst;
+  st.src = slot.at;
+  st.slot = slot.id;
+  add_step(sb, st);
+}
+
+void pccl_sb_send_slot(pccl_sb_t *sb, int peer, pccl_slot_t slot) {
+  pccl_step_t st = step_of(PCCL_STEP_SEND);
+  st.flags = PCCL_STEP_VARLEN;
+  st.src = slot.at;
+  st.slot = slot.id;
+  message(sb, st, peer);
+}
+
+pccl_slot_t pccl_sb_recv_slot(pccl_sb_t *sb, int peer, size_t count) {
+  pccl_slot_t slot = new_slot(sb, count);
+  pccl_step_t st = step_of(PCCL_STEP_RECV);
+  st.flags = PCCL_STEP_VARLEN;
+  st.dst = slot.at;
+  st.slot = slot.id;
+  message(sb, st, peer);
+  return slot;
+}
+
 /* Builds the successor lists the executor walks when a step completes. */
 static pccl_status_t build_successors(pccl_sched_t *s) {
   s->succ_off = calloc((size_t)s->nsteps + 1, sizeof(size_t));
@@ -332,6 +391,8 @@ pccl_status_t pccl_sb_finish(pccl_sb_t *sb, pccl_sched_t *out) {
     out->tmp_elems = sb->tmp_elems;
     out->perm = sb->perm;
     out->nperm = sb->nperm;
+    out->nslots = sb->nslots;
+    out->lossy_stages = sb->lossy_stages;
     sb->perm = NULL;
     sb->steps = NULL;
     sb->deps = NULL;

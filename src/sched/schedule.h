@@ -42,18 +42,29 @@ typedef enum {
   /* dst's arg equal blocks reordered in place by the cycles stored at
    * sched->perm[tag + 1 ..] (perm[tag] words of them, pccl_perm_cycles's
    * format); src is one block of scratch for the rotation. */
-  PCCL_STEP_PERMUTE = 6
+  PCCL_STEP_PERMUTE = 6,
+  /* Lossy compression (compressed collectives only). A slot is a TMP region
+   * sized for the compressed form of `count` elements, plus a number
+   * (pccl_step_t.slot) under which the executor keeps the stream's length,
+   * known only once it is written. COMPRESS: slot dst = codec(src).
+   * DECOMPRESS: dst = decode(slot src). */
+  PCCL_STEP_COMPRESS = 7,
+  PCCL_STEP_DECOMPRESS = 8
 } pccl_step_kind_t;
 
-enum { PCCL_STEP_MSG_SECOND = 1 }; /* pccl_step_t.flags */
+enum {
+  PCCL_STEP_MSG_SECOND = 1, /* pccl_step_t.flags: RECV_REDUCE */
+  PCCL_STEP_VARLEN = 2      /* SEND/RECV of a slot: the length is the slot's at run time */
+};
 
 typedef struct {
   uint16_t kind;  /* pccl_step_kind_t */
-  uint16_t flags; /* RECV_REDUCE: PCCL_STEP_MSG_SECOND */
+  uint16_t flags; /* PCCL_STEP_MSG_SECOND, PCCL_STEP_VARLEN */
   int32_t arg;    /* SEND/RECV/RECV_REDUCE: peer rank; DIVIDE: divisor */
   int32_t tag;    /* SEND/RECV/RECV_REDUCE: message number between the two ranks */
   uint32_t ndeps; /* steps that must complete first: deps[dep_off .. +ndeps) */
   size_t dep_off;
+  uint32_t slot; /* COMPRESS, DECOMPRESS, VARLEN messages: the slot's number */
   pccl_region_t dst, src, src2;
 } pccl_step_t;
 
@@ -66,6 +77,8 @@ typedef struct {
   size_t tmp_elems; /* TMP buffer the schedule needs, in elements */
   uint32_t *perm;   /* the PERMUTE steps' cycles */
   size_t nperm;
+  uint32_t nslots;  /* compressed slots */
+  uint32_t lossy_stages; /* compressions that can feed one result element */
 } pccl_sched_t;
 
 void pccl_sched_free(pccl_sched_t *s);
@@ -106,6 +119,28 @@ void pccl_sb_divide(pccl_sb_t *sb, pccl_region_t dst, int divisor);
  * one now at src_of[x]; scratch is one block of TMP. */
 void pccl_sb_permute(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t scratch, uint32_t nblocks,
                      const uint32_t *src_of);
+
+/* Compressed slots (see PCCL_STEP_COMPRESS). The stream of a slot holding
+ * n elements needs at most pccl_sb_slot_elems(sb, n) elements of TMP. */
+typedef struct {
+  uint32_t id;
+  pccl_region_t at; /* the TMP region */
+  size_t count;     /* elements it decodes to */
+} pccl_slot_t;
+
+size_t pccl_sb_slot_elems(const pccl_sb_t *sb, size_t count);
+/* Compresses src into a new slot. */
+pccl_slot_t pccl_sb_compress(pccl_sb_t *sb, pccl_region_t src);
+/* dst (slot.count elements) = the slot decoded. */
+void pccl_sb_decompress(pccl_sb_t *sb, pccl_region_t dst, pccl_slot_t slot);
+/* Sends a slot's stream (its length at run time) / receives one into a new
+ * slot for `count` elements. A slot must fit in one message. */
+void pccl_sb_send_slot(pccl_sb_t *sb, int peer, pccl_slot_t slot);
+pccl_slot_t pccl_sb_recv_slot(pccl_sb_t *sb, int peer, size_t count);
+
+/* Records how many compressions can feed one element of the result in the
+ * worst case (the generator's own count; the last call stands). */
+void pccl_sb_lossy_stages(pccl_sb_t *sb, uint32_t stages);
 
 /* Reserves `len` elements of TMP and returns the first one. */
 size_t pccl_sb_tmp(pccl_sb_t *sb, size_t len);

@@ -138,7 +138,7 @@ static int candidates(const options_t *o, pccl_coll_t coll, int nranks, int nnod
   for (int i = 0; i < PCCL_ALGO_COUNT; i++) {
     const pccl_algo_t *a = &pccl_algos[i];
     int hier = strncmp(a->name, "hier_", 5) == 0;
-    if (a->coll != coll || (hier && nnodes < 2)) continue;
+    if (a->coll != coll || a->lossy || (hier && nnodes < 2)) continue;
     if (!a->kset) {
       if (n < MAX_CANDS) out[n++] = (pccl_choice_t){a, a->k};
       continue;

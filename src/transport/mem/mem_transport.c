@@ -11,6 +11,7 @@ typedef struct {
   uint32_t slot;
   const char *local; /* a fused receive-reduce: buf = message op local */
   pccl_reducer_t fold;
+  size_t *received; /* a variable-length receive: bytes is its capacity */
 } posted_t;
 
 typedef struct {
@@ -101,7 +102,7 @@ static int take(posted_list_t *l, int src, int tag, posted_t *out) {
 }
 
 static pccl_status_t complete(pccl_mem_world_t *w, const posted_t *s, const posted_t *r) {
-  if (s->bytes != r->bytes) {
+  if (r->received ? s->bytes > r->bytes : s->bytes != r->bytes) {
     w->size_mismatch = 1;
     return PCCL_ERR_INTERNAL;
   }
@@ -110,6 +111,7 @@ static pccl_status_t complete(pccl_mem_world_t *w, const posted_t *s, const post
   } else if (s->bytes) {
     memcpy(r->buf, s->buf, s->bytes);
   }
+  if (r->received) *r->received = s->bytes;
   if (!push_slot(&w->finished[s->src], s->slot) || !push_slot(&w->finished[r->dst], r->slot))
     return PCCL_ERR_NO_MEMORY;
   return PCCL_OK;
@@ -119,7 +121,7 @@ static pccl_status_t mem_isend(void *ctx, int peer, int tag, const void *buf, si
                                uint32_t slot) {
   pccl_mem_rank_t *me = ctx;
   pccl_mem_world_t *w = me->world;
-  posted_t s = {me->rank, peer, tag, (char *)buf, bytes, slot, NULL, {0}}, r;
+  posted_t s = {me->rank, peer, tag, (char *)buf, bytes, slot, NULL, {0}, NULL}, r;
   if (take(&w->recvs[peer], me->rank, tag, &r)) return complete(w, &s, &r);
   return push_posted(&w->sends[peer], s) ? PCCL_OK : PCCL_ERR_NO_MEMORY;
 }
@@ -134,14 +136,20 @@ static pccl_status_t post_recv(pccl_mem_rank_t *me, posted_t r) {
 static pccl_status_t mem_irecv(void *ctx, int peer, int tag, void *buf, size_t bytes,
                                uint32_t slot) {
   pccl_mem_rank_t *me = ctx;
-  return post_recv(me, (posted_t){peer, me->rank, tag, buf, bytes, slot, NULL, {0}});
+  return post_recv(me, (posted_t){peer, me->rank, tag, buf, bytes, slot, NULL, {0}, NULL});
+}
+
+static pccl_status_t mem_irecv_var(void *ctx, int peer, int tag, void *buf, size_t cap,
+                                   size_t *received, uint32_t slot) {
+  pccl_mem_rank_t *me = ctx;
+  return post_recv(me, (posted_t){peer, me->rank, tag, buf, cap, slot, NULL, {0}, received});
 }
 
 /* Reduces straight from the sender's buffer, as the shm transport does. */
 static pccl_status_t mem_irecv_reduce(void *ctx, int peer, int tag, void *dst, const void *local,
                                       size_t bytes, pccl_reducer_t fold, uint32_t slot) {
   pccl_mem_rank_t *me = ctx;
-  return post_recv(me, (posted_t){peer, me->rank, tag, dst, bytes, slot, local, fold});
+  return post_recv(me, (posted_t){peer, me->rank, tag, dst, bytes, slot, local, fold, NULL});
 }
 
 static pccl_status_t mem_poll(void *ctx, int block, uint32_t *done, int max, int *ndone) {
@@ -156,8 +164,10 @@ static pccl_status_t mem_poll(void *ctx, int block, uint32_t *done, int max, int
   return PCCL_OK;
 }
 
-const pccl_transport_t pccl_mem_transport = {mem_isend, mem_irecv, mem_poll, mem_irecv_reduce};
-const pccl_transport_t pccl_mem_transport_staged = {mem_isend, mem_irecv, mem_poll, NULL};
+const pccl_transport_t pccl_mem_transport = {mem_isend, mem_irecv, mem_poll, mem_irecv_reduce,
+                                             mem_isend, mem_irecv_var};
+const pccl_transport_t pccl_mem_transport_staged = {mem_isend, mem_irecv, mem_poll, NULL,
+                                                    mem_isend, mem_irecv_var};
 
 pccl_status_t pccl_mem_run_all(pccl_exec_t *execs, int nranks) {
   for (;;) {

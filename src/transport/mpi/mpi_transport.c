@@ -19,7 +19,9 @@ pccl_status_t pccl_mpi_tp_reserve(pccl_mpi_tp_t *t, uint32_t n) {
   if (ix) t->indices = ix;
   MPI_Status *st = realloc(t->statuses, n * sizeof(*st));
   if (st) t->statuses = st;
-  if (!r || !s || !ix || !st) return PCCL_ERR_NO_MEMORY;
+  size_t **rv = realloc(t->received, n * sizeof(*rv));
+  if (rv) t->received = rv;
+  if (!r || !s || !ix || !st || !rv) return PCCL_ERR_NO_MEMORY;
   t->cap = (int)n;
   return PCCL_OK;
 }
@@ -39,6 +41,8 @@ void pccl_mpi_tp_fini(pccl_mpi_tp_t *t) {
   free(t->slots);
   free(t->indices);
   free(t->statuses);
+  free(t->received);
+  t->received = NULL;
   t->statuses = NULL;
   t->reqs = NULL;
   t->slots = NULL;
@@ -52,8 +56,9 @@ static pccl_status_t check(pccl_mpi_tp_t *t, int rc) {
   return PCCL_ERR_MPI;
 }
 
-static pccl_status_t post(pccl_mpi_tp_t *t, int rc, uint32_t slot) {
+static pccl_status_t post(pccl_mpi_tp_t *t, int rc, uint32_t slot, size_t *received) {
   if (rc != MPI_SUCCESS) return check(t, rc);
+  t->received[t->nactive] = received;
   t->slots[t->nactive++] = slot;
   return PCCL_OK;
 }
@@ -63,15 +68,20 @@ static pccl_status_t mpi_isend(void *ctx, int peer, int tag, const void *buf, si
   pccl_mpi_tp_t *t = ctx;
   if (t->nactive >= t->cap || bytes > INT_MAX) return PCCL_ERR_INTERNAL;
   int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, t->comm, &t->reqs[t->nactive]);
-  return post(t, rc, slot);
+  return post(t, rc, slot, NULL);
+}
+
+static pccl_status_t mpi_irecv_var(void *ctx, int peer, int tag, void *buf, size_t cap,
+                                   size_t *received, uint32_t slot) {
+  pccl_mpi_tp_t *t = ctx;
+  if (t->nactive >= t->cap || cap > INT_MAX) return PCCL_ERR_INTERNAL;
+  int rc = MPI_Irecv(buf, (int)cap, MPI_BYTE, peer, tag, t->comm, &t->reqs[t->nactive]);
+  return post(t, rc, slot, received);
 }
 
 static pccl_status_t mpi_irecv(void *ctx, int peer, int tag, void *buf, size_t bytes,
                                uint32_t slot) {
-  pccl_mpi_tp_t *t = ctx;
-  if (t->nactive >= t->cap || bytes > INT_MAX) return PCCL_ERR_INTERNAL;
-  int rc = MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, t->comm, &t->reqs[t->nactive]);
-  return post(t, rc, slot);
+  return mpi_irecv_var(ctx, peer, tag, buf, bytes, NULL, slot);
 }
 
 static pccl_status_t mpi_poll(void *ctx, int block, uint32_t *done, int max, int *ndone) {
@@ -87,8 +97,14 @@ static pccl_status_t mpi_poll(void *ctx, int block, uint32_t *done, int max, int
   if (outcount == MPI_UNDEFINED) outcount = 0;
   if (outcount > max) return PCCL_ERR_INTERNAL; /* the executor sizes done[] for all */
   for (int i = 0; i < outcount; i++) {
-    done[i] = t->slots[t->indices[i]];
-    t->slots[t->indices[i]] = UINT32_MAX;
+    int at = t->indices[i], n = 0;
+    if (t->received[at]) {
+      rc = MPI_Get_count(&t->statuses[i], MPI_BYTE, &n);
+      if (rc != MPI_SUCCESS) return check(t, rc);
+      *t->received[at] = (size_t)n;
+    }
+    done[i] = t->slots[at];
+    t->slots[at] = UINT32_MAX;
   }
   /* Compact: keep only the requests still in flight. */
   int w = 0;
@@ -96,6 +112,7 @@ static pccl_status_t mpi_poll(void *ctx, int block, uint32_t *done, int max, int
     if (t->slots[i] == UINT32_MAX) continue;
     t->reqs[w] = t->reqs[i];
     t->slots[w] = t->slots[i];
+    t->received[w] = t->received[i];
     w++;
   }
   t->nactive = w;
@@ -103,5 +120,8 @@ static pccl_status_t mpi_poll(void *ctx, int block, uint32_t *done, int max, int
   return PCCL_OK;
 }
 
-/* No fused receive-reduce: MPI lands the message, then the executor reduces. */
-const pccl_transport_t pccl_mpi_transport = {mpi_isend, mpi_irecv, mpi_poll, NULL};
+/* No fused receive-reduce: MPI lands the message, then the executor reduces.
+ * MPI receives shorter messages than posted natively: that is the
+ * variable-length pair. */
+const pccl_transport_t pccl_mpi_transport = {mpi_isend, mpi_irecv, mpi_poll, NULL,
+                                             mpi_isend, mpi_irecv_var};

@@ -10,6 +10,7 @@ typedef struct {
   MPI_Comm comm;
   MPI_Request *reqs; /* active requests, compacted after each poll */
   uint32_t *slots;   /* the step each request belongs to */
+  size_t **received; /* per request: where a variable-length receive reports its length */
   int *indices;
   MPI_Status *statuses;
   int nactive, cap;

@@ -35,6 +35,19 @@ static pccl_status_t route_irecv_reduce(void *ctx, int peer, int tag, void *dst,
   return pccl_shm_transport.irecv_reduce(r->shm, peer, tag, dst, local, bytes, fold, slot);
 }
 
+/* Compressed streams always go through MPI: the receiver does not know
+ * the length, so it could not route by it. */
+static pccl_status_t route_isend_var(void *ctx, int peer, int tag, const void *buf, size_t bytes,
+                                     uint32_t slot) {
+  return pccl_mpi_transport.isend(((pccl_route_t *)ctx)->mpi, peer, tag, buf, bytes, slot);
+}
+
+static pccl_status_t route_irecv_var(void *ctx, int peer, int tag, void *buf, size_t cap,
+                                     size_t *received, uint32_t slot) {
+  return pccl_mpi_transport.irecv_var(((pccl_route_t *)ctx)->mpi, peer, tag, buf, cap, received,
+                                      slot);
+}
+
 /* Shm operations progress only when this rank polls them (the receiver does
  * the copy), so MPI may block only while no shm operation is in flight;
  * otherwise both are polled in turn, yielding the core between rounds. */
@@ -55,8 +68,8 @@ static pccl_status_t route_poll(void *ctx, int block, uint32_t *done, int max, i
   }
 }
 
-const pccl_transport_t pccl_route_transport = {route_isend, route_irecv, route_poll,
-                                               route_irecv_reduce};
+const pccl_transport_t pccl_route_transport = {route_isend,     route_irecv,     route_poll,
+                                               route_irecv_reduce, route_isend_var, route_irecv_var};
 
 pccl_status_t pccl_route_reserve(pccl_route_t *r, uint32_t n) {
   pccl_status_t st = pccl_mpi_tp_reserve(r->mpi, n);

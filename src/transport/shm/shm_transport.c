@@ -292,7 +292,8 @@ static pccl_status_t shm_poll(void *ctx, int block, uint32_t *done, int max, int
   }
 }
 
-const pccl_transport_t pccl_shm_transport = {shm_isend, shm_irecv, shm_poll, shm_irecv_reduce};
+const pccl_transport_t pccl_shm_transport = {shm_isend, shm_irecv, shm_poll, shm_irecv_reduce,
+                                             NULL, NULL}; /* compressed streams go by MPI */
 
 void pccl_shm_tp_reset(pccl_shm_tp_t *t) {
   if (!t) return;

@@ -1,0 +1,176 @@
+/* zcoll.c - compressed (lossy) collectives, after gZCCL: the data crosses
+ * the network as error-bounded streams (COMPRESS / DECOMPRESS steps, slots
+ * sent with their run-time length). Only pccl_*_lossy calls run them.
+ *
+ * Every rank ends with bit-identical results: wherever two ranks combine the
+ * same two values, both combine the decoded forms, in rank order.
+ *
+ * Lossy stages: each generator records, with pccl_sb_lossy_stages, how many
+ * compressions can feed one element of the result in the worst case; the
+ * caller divides the user's bound by it, so the final error stays within
+ * the bound (for sum, average, min and max; errors of decoded operands add
+ * at most). e is the per-compression bound below.
+ *
+ * zrecdbl all-reduce: recursive doubling on the whole vector, compressing it
+ * once per round (log2 p compressions, gZCCL's ReDoub). p not a power of two:
+ * of the first 2r ranks (r = p - 2^floor(log2 p)), even ones hand their data
+ * to the odd one above and get the result back at the end. Each round both
+ * partners replace their vector by its decoded form before adding, so they
+ * add the same two values. Error: 2(P-1) e for P = 2^floor(log2 p), plus
+ * P + 1 when r > 0. Cost: log2 p (alpha + n' beta) + (log2 p)(c + 2d + gamma)
+ * with n' the compressed size, c / d compression / decompression of n.
+ *
+ * zring all-reduce: ring reduce-scatter compressing each partial sum before it
+ * moves (p-1 compressions of n/p), then a ring all-gather that compresses
+ * each block once at its owner and forwards the stream as is (p-1
+ * decompressions). Error: p e.
+ * zring all-gather: the all-gather half (error e); zring reduce-scatter: the
+ * reduce-scatter half (error (p-1) e).
+ * zbinomial scatter: the root compresses each destination's block on its own
+ * and sends every block of a subtree down the binomial tree as its own
+ * stream, so no block needs locating in a concatenation; the root copies its
+ * own block exactly. Error: e. */
+#include "algo.h"
+
+/* Ring reduce-scatter over compressed partial sums: block me of `in`,
+ * reduced over the group, lands at `result`. */
+static void zring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                                 pccl_place_t in, pccl_region_t result) {
+  int p = g->size, me = g->me;
+  if (p == 1) {
+    pccl_sb_copy(sb, result, pccl_block(in, boff, me));
+    return;
+  }
+  int right = pccl_group_rank(g, (me + 1) % p), left = pccl_group_rank(g, (me + p - 1) % p);
+  size_t largest = 0;
+  for (int b = 0; b < p; b++)
+    if (boff[b + 1] - boff[b] > largest) largest = boff[b + 1] - boff[b];
+  size_t tmp[2] = {pccl_sb_tmp(sb, largest), pccl_sb_tmp(sb, largest)};
+  pccl_sb_send_slot(sb, right, pccl_sb_compress(sb, pccl_block(in, boff, (me + p - 1) % p)));
+  for (int s = 0; s < p - 1; s++) {
+    int b = (me - s - 2 + 2 * p) % p;
+    pccl_region_t mine = pccl_block(in, boff, b);
+    pccl_region_t got = pccl_rg(PCCL_BUF_TMP, tmp[s % 2], mine.len);
+    pccl_sb_decompress(sb, got, pccl_sb_recv_slot(sb, left, mine.len));
+    pccl_region_t partial = s < p - 2 ? got : result;
+    pccl_sb_reduce(sb, partial, got, mine);
+    if (s < p - 2) pccl_sb_send_slot(sb, right, pccl_sb_compress(sb, partial));
+  }
+  pccl_sb_lossy_stages(sb, (uint32_t)(p - 1));
+}
+
+/* Ring all-gather of compressed blocks: `mine` (this member's block) is
+ * compressed once and replaced by its decoded form, so every member holds
+ * the same values; streams are forwarded without recompression. */
+static void zring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                            pccl_region_t mine, pccl_place_t out) {
+  int p = g->size, me = g->me;
+  int right = pccl_group_rank(g, (me + 1) % p), left = pccl_group_rank(g, (me + p - 1) % p);
+  pccl_slot_t fwd = pccl_sb_compress(sb, mine);
+  pccl_sb_decompress(sb, pccl_block(out, boff, me), fwd);
+  for (int s = 0; s < p - 1; s++) {
+    int b = (me - s - 1 + p) % p;
+    pccl_sb_send_slot(sb, right, fwd);
+    fwd = pccl_sb_recv_slot(sb, left, boff[b + 1] - boff[b]);
+    pccl_sb_decompress(sb, pccl_block(out, boff, b), fwd);
+  }
+  pccl_sb_lossy_stages(sb, 1);
+}
+
+pccl_status_t pccl_gen_allgather_zring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  pccl_group_t g = pccl_group_all(a);
+  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  if (!boff) return PCCL_ERR_NO_MEMORY;
+  zring_allgather(sb, &g, boff, pccl_rg(PCCL_BUF_SEND, 0, a->count), (pccl_place_t){PCCL_BUF_RECV, 0});
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_gen_rs_zring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  pccl_group_t g = pccl_group_all(a);
+  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  if (!boff) return PCCL_ERR_NO_MEMORY;
+  zring_reduce_scatter(sb, &g, boff, (pccl_place_t){PCCL_BUF_SEND, 0},
+                       pccl_rg(PCCL_BUF_RECV, 0, a->count));
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_gen_allreduce_zring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  pccl_group_t g = pccl_group_all(a);
+  size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
+  if (!boff) return PCCL_ERR_NO_MEMORY;
+  pccl_region_t mine = pccl_block((pccl_place_t){PCCL_BUF_RECV, 0}, boff, a->rank);
+  zring_reduce_scatter(sb, &g, boff, (pccl_place_t){PCCL_BUF_SEND, 0}, mine);
+  if (a->nranks == 1) return PCCL_OK;
+  zring_allgather(sb, &g, boff, mine, (pccl_place_t){PCCL_BUF_RECV, 0});
+  pccl_sb_lossy_stages(sb, (uint32_t)a->nranks);
+  return PCCL_OK;
+}
+
+/* acc = L(acc) op L(peer's acc), operands in rank order. */
+static void zexchange(pccl_sb_t *sb, int me, int peer, pccl_region_t acc, pccl_region_t tmp) {
+  pccl_slot_t own = pccl_sb_compress(sb, acc);
+  pccl_sb_send_slot(sb, peer, own);
+  pccl_slot_t in = pccl_sb_recv_slot(sb, peer, acc.len);
+  pccl_sb_decompress(sb, acc, own);
+  pccl_sb_decompress(sb, tmp, in);
+  if (peer < me)
+    pccl_sb_reduce(sb, acc, tmp, acc);
+  else
+    pccl_sb_reduce(sb, acc, acc, tmp);
+}
+
+pccl_status_t pccl_gen_allreduce_zrecdbl(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  int p = a->nranks, me = a->rank, P = 1;
+  while (P * 2 <= p) P *= 2;
+  int r = p - P, v = me >= 2 * r ? me - r : me % 2 ? me / 2 : -1;
+  pccl_region_t acc = pccl_rg(PCCL_BUF_RECV, 0, a->count);
+  pccl_region_t tmp = pccl_rg(PCCL_BUF_TMP, pccl_sb_tmp(sb, a->count), a->count);
+  pccl_sb_copy(sb, acc, pccl_rg(PCCL_BUF_SEND, 0, a->count));
+  if (me < 2 * r && v < 0) {
+    pccl_sb_send_slot(sb, me + 1, pccl_sb_compress(sb, acc));
+    pccl_sb_decompress(sb, acc, pccl_sb_recv_slot(sb, me + 1, a->count));
+  } else {
+    if (me < 2 * r) {
+      pccl_sb_decompress(sb, tmp, pccl_sb_recv_slot(sb, me - 1, a->count));
+      pccl_sb_reduce(sb, acc, tmp, acc);
+    }
+    for (int mask = 1; mask < P; mask <<= 1) {
+      int pv = v ^ mask;
+      zexchange(sb, me, pv < r ? 2 * pv + 1 : pv + r, acc, tmp);
+    }
+    if (r > 0) { /* every rank ends with the decoded form the even ranks get */
+      pccl_slot_t fin = pccl_sb_compress(sb, acc);
+      pccl_sb_decompress(sb, acc, fin);
+      if (me < 2 * r) pccl_sb_send_slot(sb, me - 1, fin);
+    }
+  }
+  pccl_sb_lossy_stages(sb, (uint32_t)(2 * (P - 1) + (r > 0 ? P + 1 : 0)));
+  return PCCL_OK;
+}
+
+/* Binomial tree as in binomial.c: relative rank rel, lowest set bit mask. */
+pccl_status_t pccl_gen_scatter_zbinomial(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  int p = a->nranks, rel = (a->rank - a->root + p) % p, mask = 1;
+  size_t c = a->count;
+  if (rel == 0)
+    while (mask < p) mask *= 2;
+  else
+    mask = rel & -rel;
+  int span = mask < p - rel ? mask : p - rel;
+  pccl_slot_t *slots = pccl_sb_scratch(sb, (size_t)span * sizeof(pccl_slot_t));
+  if (!slots) return PCCL_ERR_NO_MEMORY;
+  pccl_region_t out = pccl_rg(PCCL_BUF_RECV, 0, c);
+  for (int i = 0; i < span; i++) { /* relative ranks rel .. rel+span-1 */
+    size_t b = (size_t)((rel + i + a->root) % p);
+    if (rel == 0 && i > 0) slots[i] = pccl_sb_compress(sb, pccl_rg(PCCL_BUF_SEND, b * c, c));
+    if (rel > 0) slots[i] = pccl_sb_recv_slot(sb, (rel - mask + a->root) % p, c);
+  }
+  for (int m = mask / 2; m >= 1; m /= 2)
+    for (int i = m; i < 2 * m && i < span; i++) pccl_sb_send_slot(sb, (rel + m + a->root) % p, slots[i]);
+  if (rel == 0)
+    pccl_sb_copy(sb, out, pccl_rg(PCCL_BUF_SEND, (size_t)a->root * c, c));
+  else
+    pccl_sb_decompress(sb, out, slots[0]);
+  pccl_sb_lossy_stages(sb, 1);
+  return PCCL_OK;
+}
