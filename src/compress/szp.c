@@ -33,6 +33,10 @@
 #include "errmsg.h"
 #include "half.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "szp writes its planes in host order and assumes a little-endian host"
 #endif
@@ -70,24 +74,15 @@ SZP_INLINE double load(const void *p, size_t i, pccl_dtype_t t) {
   }
 }
 
-/* Writes element i of the decoded array and returns its value: the encoder
- * calls it on a scratch block to check the bound on exactly what the
- * decoder writes. */
-SZP_INLINE double store(void *p, size_t i, int32_t q, double step, pccl_dtype_t t) {
+/* Writes element i of the decoded array; decoded() below must give the
+ * same value, since the encoder checks the bound on it. */
+SZP_INLINE void store(void *p, size_t i, int32_t q, double step, pccl_dtype_t t) {
   double y = q * step;
   switch (t) {
-  case PCCL_FLOAT32: return ((float *)p)[i] = (float)y;
-  case PCCL_FLOAT64: return ((double *)p)[i] = y;
-  case PCCL_FLOAT16: {
-    uint16_t h = pccl_f32_to_f16((float)y);
-    ((uint16_t *)p)[i] = h;
-    return pccl_f16_to_f32(h);
-  }
-  default: {
-    uint16_t h = pccl_f32_to_bf16((float)y);
-    ((uint16_t *)p)[i] = h;
-    return pccl_bf16_to_f32(h);
-  }
+  case PCCL_FLOAT32: ((float *)p)[i] = (float)y; break;
+  case PCCL_FLOAT64: ((double *)p)[i] = y; break;
+  case PCCL_FLOAT16: ((uint16_t *)p)[i] = pccl_f32_to_f16((float)y); break;
+  default: ((uint16_t *)p)[i] = pccl_f32_to_bf16((float)y); break;
   }
 }
 
@@ -95,21 +90,32 @@ static uint32_t zigzag(uint32_t d) { return (d << 1) ^ (0u - (d >> 31)); }
 static uint32_t unzigzag(uint32_t z) { return (z >> 1) ^ (0u - (z & 1u)); }
 static unsigned bit_width(uint32_t v) { return v ? 32u - (unsigned)__builtin_clz(v) : 0u; }
 
+/* The value the decoder writes for q, as a double (no store). */
+SZP_INLINE double decoded(int32_t q, double step, pccl_dtype_t t) {
+  double y = q * step;
+  switch (t) {
+  case PCCL_FLOAT32: return (float)y;
+  case PCCL_FLOAT64: return y;
+  case PCCL_FLOAT16: return pccl_f16_to_f32(pccl_f32_to_f16((float)y));
+  default: return pccl_bf16_to_f32(pccl_f32_to_bf16((float)y));
+  }
+}
+
 /* Quantizes n <= 32 elements into q[32] (padded by repeating the last);
- * returns nonzero when the block must be stored raw. */
+ * returns nonzero when the block must be stored raw. Three simple passes,
+ * so each vectorizes. */
 SZP_INLINE int quantize(const void *src, size_t n, pccl_dtype_t t, const szp_quant_t *qz,
                         int32_t *q) {
-  double scratch[SZP_B]; /* big enough for any element type */
+  double x[SZP_B];
   int bad = 0;
+  for (size_t i = 0; i < n; i++) x[i] = load(src, i, t);
   for (size_t i = 0; i < n; i++) {
-    double x = load(src, i, t);
-    double s = x * qz->inv;
+    double s = x[i] * qz->inv;
     int in = fabs(s) < SZP_QMAX; /* false for NaN and Inf */
-    s = in ? s : 0.0;
-    q[i] = (int32_t)((s + 0x1.8p52) - 0x1.8p52); /* round to nearest even */
-    double y = store(scratch, i, q[i], qz->step, t);
-    bad |= !in | !(fabs(y - x) <= qz->bound);
+    bad |= !in;
+    q[i] = (int32_t)(in ? (s + 0x1.8p52) - 0x1.8p52 : 0.0); /* round to nearest even */
   }
+  for (size_t i = 0; i < n; i++) bad |= !(fabs(decoded(q[i], qz->step, t) - x[i]) <= qz->bound);
   for (size_t i = n; i < SZP_B; i++) q[i] = q[n - 1];
   return bad;
 }
@@ -123,6 +129,57 @@ static uint32_t get_le(const uint8_t *p, unsigned nbytes) {
   for (unsigned i = 0; i < nbytes; i++) v |= (uint32_t)p[i] << (8 * i);
   return v;
 }
+
+#ifdef __SSE2__
+/* Plane b is the sign bits of the 32 values shifted left by 31 - b. */
+static void pack_planes(const uint32_t *z, unsigned w, uint8_t *out) {
+  __m128i v[SZP_B / 4];
+  for (int j = 0; j < SZP_B / 4; j++) v[j] = _mm_loadu_si128((const __m128i *)(z + 4 * j));
+  for (unsigned b = 0; b < w; b++) {
+    __m128i shift = _mm_cvtsi32_si128((int)(31 - b));
+    uint32_t plane = 0;
+    for (int j = 0; j < SZP_B / 4; j++)
+      plane |= (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_sll_epi32(v[j], shift))) << (4 * j);
+    memcpy(out + 4 * b, &plane, 4);
+  }
+}
+
+/* Lane i of the result gets bit i of each plane: select lanes by mask. */
+static void unpack_planes(const uint8_t *in, unsigned w, uint32_t *z) {
+  __m128i acc[SZP_B / 4], lane[SZP_B / 4];
+  for (int j = 0; j < SZP_B / 4; j++) {
+    acc[j] = _mm_setzero_si128();
+    lane[j] = _mm_setr_epi32(1 << (4 * j), 2 << (4 * j), 4 << (4 * j), (int)(8u << (4 * j)));
+  }
+  for (unsigned b = 0; b < w; b++) {
+    uint32_t plane;
+    memcpy(&plane, in + 4 * b, 4);
+    __m128i p = _mm_set1_epi32((int)plane), bit = _mm_set1_epi32((int)(1u << b));
+    for (int j = 0; j < SZP_B / 4; j++) {
+      __m128i hit = _mm_cmpeq_epi32(_mm_and_si128(p, lane[j]), lane[j]);
+      acc[j] = _mm_or_si128(acc[j], _mm_and_si128(hit, bit));
+    }
+  }
+  for (int j = 0; j < SZP_B / 4; j++) _mm_storeu_si128((__m128i *)(z + 4 * j), acc[j]);
+}
+#else
+static void pack_planes(const uint32_t *z, unsigned w, uint8_t *out) {
+  for (unsigned b = 0; b < w; b++) {
+    uint32_t plane = 0;
+    for (int i = 0; i < SZP_B; i++) plane |= ((z[i] >> b) & 1u) << i;
+    memcpy(out + 4 * b, &plane, 4);
+  }
+}
+
+static void unpack_planes(const uint8_t *in, unsigned w, uint32_t *z) {
+  memset(z, 0, SZP_B * sizeof(uint32_t));
+  for (unsigned b = 0; b < w; b++) {
+    uint32_t plane;
+    memcpy(&plane, in + 4 * b, 4);
+    for (int i = 0; i < SZP_B; i++) z[i] |= ((plane >> i) & 1u) << b;
+  }
+}
+#endif
 
 /* Encodes one block into out (room for n * esize bytes); returns its size. */
 SZP_INLINE size_t encode_block(const void *src, size_t n, pccl_dtype_t t, size_t esize,
@@ -145,11 +202,7 @@ SZP_INLINE size_t encode_block(const void *src, size_t n, pccl_dtype_t t, size_t
   }
   *code = (uint8_t)(w * 5 + len);
   put_le(out, z0, len);
-  for (unsigned b = 0; b < w; b++) {
-    uint32_t plane = 0;
-    for (int i = 0; i < SZP_B; i++) plane |= ((z[i] >> b) & 1u) << i;
-    memcpy(out + len + 4 * b, &plane, 4);
-  }
+  pack_planes(z, w, out + len);
   return size;
 }
 
@@ -160,12 +213,8 @@ SZP_INLINE void decode_block(const uint8_t *in, unsigned code, size_t n, pccl_dt
     return;
   }
   unsigned w = code / 5, len = code % 5;
-  uint32_t z[SZP_B] = {0};
-  for (unsigned b = 0; b < w; b++) {
-    uint32_t plane;
-    memcpy(&plane, in + len + 4 * b, 4);
-    for (int i = 0; i < SZP_B; i++) z[i] |= ((plane >> i) & 1u) << b;
-  }
+  uint32_t z[SZP_B];
+  unpack_planes(in + len, w, z);
   int32_t q[SZP_B];
   uint32_t acc = unzigzag(get_le(in, len)); /* unsigned: corrupt input cannot overflow */
   q[0] = (int32_t)acc;

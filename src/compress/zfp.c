@@ -3,8 +3,9 @@
  * (PCCL_HAVE_ZFP); elsewhere the row reports itself unavailable.
  *
  * The array is coded as 1-D, as the collectives see their buffers. ZFP takes
- * float32 and float64 only, and finite values only: the row checks the input
- * and refuses the rest (PCCL_ERR_UNSUPPORTED) instead of losing a NaN. Its
+ * float32 and float64 only, finite and normal (ZFP 1.0 decodes subnormals to
+ * zero, which can be far outside a tiny bound): the row checks the input and
+ * refuses the rest (PCCL_ERR_UNSUPPORTED) instead of losing them. Its
  * bound is ZFP's own fixed-accuracy guarantee. ZFP's decoder does not check
  * its input length, so the payload is copied into a zero-padded buffer of
  * ZFP's maximum stream size first: a damaged stream decodes to garbage but
@@ -13,6 +14,7 @@
 #include "errmsg.h"
 
 #ifdef PCCL_HAVE_ZFP
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,22 +56,29 @@ static size_t zfp_bound(const pccl_codec_args_t *a) {
   return max;
 }
 
-static int all_finite(const pccl_codec_args_t *a, const void *src) {
+/* Finite and either zero or normal. */
+static int codable(const pccl_codec_args_t *a, const void *src) {
   int ok = 1;
   if (a->dtype == PCCL_FLOAT32)
-    for (size_t i = 0; i < a->count; i++) ok &= isfinite(((const float *)src)[i]) != 0;
+    for (size_t i = 0; i < a->count; i++) {
+      float x = ((const float *)src)[i];
+      ok &= isfinite(x) && (x == 0 || fabsf(x) >= FLT_MIN);
+    }
   else
-    for (size_t i = 0; i < a->count; i++) ok &= isfinite(((const double *)src)[i]) != 0;
+    for (size_t i = 0; i < a->count; i++) {
+      double x = ((const double *)src)[i];
+      ok &= isfinite(x) && (x == 0 || fabs(x) >= DBL_MIN);
+    }
   return ok;
 }
 
 static pccl_status_t zfp_compress_row(const pccl_codec_args_t *a, const void *src, uint8_t *dst,
                                       size_t cap, size_t *size) {
   const char *where = "pccl_compress";
-  if (zfp_type_of(a->dtype) == zfp_type_none || !all_finite(a, src))
+  if (zfp_type_of(a->dtype) == zfp_type_none || !codable(a, src))
     return pccl__thread_error_set(PCCL_ERR_UNSUPPORTED, where,
-                                  "zfp codes finite float32/float64 only (%s given)",
-                                  pccl_dtype_name(a->dtype));
+                                  "zfp codes float32/float64 without NaN, Inf or subnormals "
+                                  "(%s given)", pccl_dtype_name(a->dtype));
   if (a->count == 0) return (*size = 0, PCCL_OK);
   zfp_field *field;
   zfp_stream *zs = open_stream(a, (void *)src, &field);
