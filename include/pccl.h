@@ -197,9 +197,10 @@ PCCL_API pccl_status_t pccl_algo_list(pccl_coll_t coll, const char **names, int 
  * Thread-safe: no state outside the arguments. */
 typedef enum {
   PCCL_CODEC_SZP = 0, /* pccl's own: fixed-size blocks, in-block prediction, bit packing */
-  PCCL_CODEC_ZFP = 1, /* ZFP's fixed-accuracy mode, only where built with libzfp: the
-                         bound as ZFP guarantees it; float32/float64 without NaN, Inf
-                         or subnormals (else PCCL_ERR_UNSUPPORTED) */
+  PCCL_CODEC_ZFP = 1, /* ZFP's fixed-accuracy mode, only where built with libzfp:
+                         float32/float64 without NaN, Inf or subnormals, and bounds ZFP
+                         can meet on the data (checked by decoding; else
+                         PCCL_ERR_UNSUPPORTED) */
   PCCL_CODEC_COUNT
 } pccl_codec_t;
 

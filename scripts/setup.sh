@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # setup.sh - installs what building and testing pccl needs, when missing:
 # a C compiler, make, CMake, pkg-config and an MPI (Open MPI by default;
-# PCCL_MPI=mpich picks MPICH). Uses Debian/Ubuntu packages via apt-get when
-# run as root; otherwise says what to install.
+# PCCL_MPI=mpich picks MPICH). Also, optionally, ZFP (the codec anchor,
+# libzfp-dev) and clang (the decoder's libFuzzer target): installed as root,
+# only mentioned otherwise (the build and tests go on without them). Uses
+# Debian/Ubuntu packages via apt-get when run as root; otherwise says what to
+# install.
 set -euo pipefail
 
 mpi=${PCCL_MPI:-openmpi}
@@ -18,6 +21,14 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v "$mpi_cc" >/dev/null 2>&1 || missing+=($mpi_pkgs)
+optional=()
+[ -f /usr/include/zfp.h ] || optional+=(libzfp-dev)
+command -v clang >/dev/null 2>&1 || optional+=(clang)
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  [ ${#optional[@]} -eq 0 ] || echo "setup.sh: optional, not installed: ${optional[*]}" >&2
+  optional=()
+fi
+missing+=("${optional[@]}")
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

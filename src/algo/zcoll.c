@@ -29,8 +29,59 @@
  * zbinomial scatter: the root compresses each destination's block on its own
  * and sends every block of a subtree down the binomial tree as its own
  * stream, so no block needs locating in a concatenation; the root copies its
- * own block exactly. Error: e. */
+ * own block exactly. Error: e.
+ *
+ * Every vector is compressed in chunks of PCCL_ZCHUNK elements, each its own
+ * slot and message: a chunk travels while the next is compressed, the
+ * receiver decodes a chunk while the next arrives, and no stream exceeds a
+ * message. Chunks do not change the stage counts (they hold other elements). */
 #include "algo.h"
+
+#define PCCL_ZCHUNK ((size_t)1 << 18)
+
+/* Slots of a region cut into chunks: chunk c covers elements
+ * [c * PCCL_ZCHUNK, ...) of it. */
+typedef struct {
+  pccl_slot_t *s;
+  size_t n;
+} zslots_t;
+
+static size_t nchunks(size_t len) { return len ? (len + PCCL_ZCHUNK - 1) / PCCL_ZCHUNK : 1; }
+
+static size_t chunk_len(size_t len, size_t c) {
+  size_t off = c * PCCL_ZCHUNK;
+  return len - off < PCCL_ZCHUNK ? len - off : PCCL_ZCHUNK;
+}
+
+static pccl_region_t chunk(pccl_region_t r, size_t c) {
+  return pccl_rg((pccl_buf_t)r.buf, r.off + c * PCCL_ZCHUNK, chunk_len(r.len, c));
+}
+
+static zslots_t zslots(pccl_sb_t *sb, size_t len) {
+  zslots_t z = {pccl_sb_scratch(sb, nchunks(len) * sizeof(pccl_slot_t)), nchunks(len)};
+  if (!z.s) z.n = 0; /* the builder fails the schedule */
+  return z;
+}
+
+static zslots_t zcompress(pccl_sb_t *sb, pccl_region_t src) {
+  zslots_t z = zslots(sb, src.len);
+  for (size_t c = 0; c < z.n; c++) z.s[c] = pccl_sb_compress(sb, chunk(src, c));
+  return z;
+}
+
+static void zsend(pccl_sb_t *sb, int peer, zslots_t z) {
+  for (size_t c = 0; c < z.n; c++) pccl_sb_send_slot(sb, peer, z.s[c]);
+}
+
+static zslots_t zrecv(pccl_sb_t *sb, int peer, size_t len) {
+  zslots_t z = zslots(sb, len);
+  for (size_t c = 0; c < z.n; c++) z.s[c] = pccl_sb_recv_slot(sb, peer, chunk_len(len, c));
+  return z;
+}
+
+static void zdecompress(pccl_sb_t *sb, pccl_region_t dst, zslots_t z) {
+  for (size_t c = 0; c < z.n; c++) pccl_sb_decompress(sb, chunk(dst, c), z.s[c]);
+}
 
 /* Ring reduce-scatter over compressed partial sums: block me of `in`,
  * reduced over the group, lands at `result`. */
@@ -46,15 +97,18 @@ static void zring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const siz
   for (int b = 0; b < p; b++)
     if (boff[b + 1] - boff[b] > largest) largest = boff[b + 1] - boff[b];
   size_t tmp[2] = {pccl_sb_tmp(sb, largest), pccl_sb_tmp(sb, largest)};
-  pccl_sb_send_slot(sb, right, pccl_sb_compress(sb, pccl_block(in, boff, (me + p - 1) % p)));
+  zsend(sb, right, zcompress(sb, pccl_block(in, boff, (me + p - 1) % p)));
   for (int s = 0; s < p - 1; s++) {
     int b = (me - s - 2 + 2 * p) % p;
     pccl_region_t mine = pccl_block(in, boff, b);
     pccl_region_t got = pccl_rg(PCCL_BUF_TMP, tmp[s % 2], mine.len);
-    pccl_sb_decompress(sb, got, pccl_sb_recv_slot(sb, left, mine.len));
+    zslots_t in_slots = zrecv(sb, left, mine.len);
     pccl_region_t partial = s < p - 2 ? got : result;
-    pccl_sb_reduce(sb, partial, got, mine);
-    if (s < p - 2) pccl_sb_send_slot(sb, right, pccl_sb_compress(sb, partial));
+    for (size_t c = 0; c < in_slots.n; c++) { /* chunk by chunk, so each moves on at once */
+      pccl_sb_decompress(sb, chunk(got, c), in_slots.s[c]);
+      pccl_sb_reduce(sb, chunk(partial, c), chunk(got, c), chunk(mine, c));
+      if (s < p - 2) pccl_sb_send_slot(sb, right, pccl_sb_compress(sb, chunk(partial, c)));
+    }
   }
   pccl_sb_lossy_stages(sb, (uint32_t)(p - 1));
 }
@@ -66,13 +120,13 @@ static void zring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *
                             pccl_region_t mine, pccl_place_t out) {
   int p = g->size, me = g->me;
   int right = pccl_group_rank(g, (me + 1) % p), left = pccl_group_rank(g, (me + p - 1) % p);
-  pccl_slot_t fwd = pccl_sb_compress(sb, mine);
-  pccl_sb_decompress(sb, pccl_block(out, boff, me), fwd);
+  zslots_t fwd = zcompress(sb, mine);
+  zdecompress(sb, pccl_block(out, boff, me), fwd);
   for (int s = 0; s < p - 1; s++) {
     int b = (me - s - 1 + p) % p;
-    pccl_sb_send_slot(sb, right, fwd);
-    fwd = pccl_sb_recv_slot(sb, left, boff[b + 1] - boff[b]);
-    pccl_sb_decompress(sb, pccl_block(out, boff, b), fwd);
+    zsend(sb, right, fwd);
+    fwd = zrecv(sb, left, boff[b + 1] - boff[b]);
+    zdecompress(sb, pccl_block(out, boff, b), fwd);
   }
   pccl_sb_lossy_stages(sb, 1);
 }
@@ -106,17 +160,20 @@ pccl_status_t pccl_gen_allreduce_zring(pccl_sb_t *sb, const pccl_coll_args_t *a)
   return PCCL_OK;
 }
 
-/* acc = L(acc) op L(peer's acc), operands in rank order. */
+/* acc = L(acc) op L(peer's acc), operands in rank order, chunk by chunk. */
 static void zexchange(pccl_sb_t *sb, int me, int peer, pccl_region_t acc, pccl_region_t tmp) {
-  pccl_slot_t own = pccl_sb_compress(sb, acc);
-  pccl_sb_send_slot(sb, peer, own);
-  pccl_slot_t in = pccl_sb_recv_slot(sb, peer, acc.len);
-  pccl_sb_decompress(sb, acc, own);
-  pccl_sb_decompress(sb, tmp, in);
-  if (peer < me)
-    pccl_sb_reduce(sb, acc, tmp, acc);
-  else
-    pccl_sb_reduce(sb, acc, acc, tmp);
+  zslots_t own = zcompress(sb, acc);
+  zsend(sb, peer, own);
+  zslots_t in = zrecv(sb, peer, acc.len);
+  for (size_t c = 0; c < own.n; c++) {
+    pccl_region_t a = chunk(acc, c), t = chunk(tmp, c);
+    pccl_sb_decompress(sb, a, own.s[c]);
+    pccl_sb_decompress(sb, t, in.s[c]);
+    if (peer < me)
+      pccl_sb_reduce(sb, a, t, a);
+    else
+      pccl_sb_reduce(sb, a, a, t);
+  }
 }
 
 pccl_status_t pccl_gen_allreduce_zrecdbl(pccl_sb_t *sb, const pccl_coll_args_t *a) {
@@ -127,11 +184,11 @@ pccl_status_t pccl_gen_allreduce_zrecdbl(pccl_sb_t *sb, const pccl_coll_args_t *
   pccl_region_t tmp = pccl_rg(PCCL_BUF_TMP, pccl_sb_tmp(sb, a->count), a->count);
   pccl_sb_copy(sb, acc, pccl_rg(PCCL_BUF_SEND, 0, a->count));
   if (me < 2 * r && v < 0) {
-    pccl_sb_send_slot(sb, me + 1, pccl_sb_compress(sb, acc));
-    pccl_sb_decompress(sb, acc, pccl_sb_recv_slot(sb, me + 1, a->count));
+    zsend(sb, me + 1, zcompress(sb, acc));
+    zdecompress(sb, acc, zrecv(sb, me + 1, a->count));
   } else {
     if (me < 2 * r) {
-      pccl_sb_decompress(sb, tmp, pccl_sb_recv_slot(sb, me - 1, a->count));
+      zdecompress(sb, tmp, zrecv(sb, me - 1, a->count));
       pccl_sb_reduce(sb, acc, tmp, acc);
     }
     for (int mask = 1; mask < P; mask <<= 1) {
@@ -139,9 +196,9 @@ pccl_status_t pccl_gen_allreduce_zrecdbl(pccl_sb_t *sb, const pccl_coll_args_t *
       zexchange(sb, me, pv < r ? 2 * pv + 1 : pv + r, acc, tmp);
     }
     if (r > 0) { /* every rank ends with the decoded form the even ranks get */
-      pccl_slot_t fin = pccl_sb_compress(sb, acc);
-      pccl_sb_decompress(sb, acc, fin);
-      if (me < 2 * r) pccl_sb_send_slot(sb, me - 1, fin);
+      zslots_t fin = zcompress(sb, acc);
+      zdecompress(sb, acc, fin);
+      if (me < 2 * r) zsend(sb, me - 1, fin);
     }
   }
   pccl_sb_lossy_stages(sb, (uint32_t)(2 * (P - 1) + (r > 0 ? P + 1 : 0)));
@@ -157,20 +214,21 @@ pccl_status_t pccl_gen_scatter_zbinomial(pccl_sb_t *sb, const pccl_coll_args_t *
   else
     mask = rel & -rel;
   int span = mask < p - rel ? mask : p - rel;
-  pccl_slot_t *slots = pccl_sb_scratch(sb, (size_t)span * sizeof(pccl_slot_t));
+  zslots_t *slots = pccl_sb_scratch(sb, (size_t)span * sizeof(zslots_t));
   if (!slots) return PCCL_ERR_NO_MEMORY;
   pccl_region_t out = pccl_rg(PCCL_BUF_RECV, 0, c);
-  for (int i = 0; i < span; i++) { /* relative ranks rel .. rel+span-1 */
-    size_t b = (size_t)((rel + i + a->root) % p);
-    if (rel == 0 && i > 0) slots[i] = pccl_sb_compress(sb, pccl_rg(PCCL_BUF_SEND, b * c, c));
-    if (rel > 0) slots[i] = pccl_sb_recv_slot(sb, (rel - mask + a->root) % p, c);
-  }
+  if (rel > 0) /* my subtree's blocks: relative ranks rel .. rel+span-1 */
+    for (int i = 0; i < span; i++) slots[i] = zrecv(sb, (rel - mask + a->root) % p, c);
   for (int m = mask / 2; m >= 1; m /= 2)
-    for (int i = m; i < 2 * m && i < span; i++) pccl_sb_send_slot(sb, (rel + m + a->root) % p, slots[i]);
+    for (int i = m; i < 2 * m && i < span; i++) {
+      if (rel == 0) /* the root compresses in the order it sends */
+        slots[i] = zcompress(sb, pccl_rg(PCCL_BUF_SEND, (size_t)((i + a->root) % p) * c, c));
+      zsend(sb, (rel + m + a->root) % p, slots[i]);
+    }
   if (rel == 0)
     pccl_sb_copy(sb, out, pccl_rg(PCCL_BUF_SEND, (size_t)a->root * c, c));
   else
-    pccl_sb_decompress(sb, out, slots[0]);
+    zdecompress(sb, out, slots[0]);
   pccl_sb_lossy_stages(sb, 1);
   return PCCL_OK;
 }

@@ -5,7 +5,10 @@
  * The array is coded as 1-D, as the collectives see their buffers. ZFP takes
  * float32 and float64 only, finite and normal (ZFP 1.0 decodes subnormals to
  * zero, which can be far outside a tiny bound): the row checks the input and
- * refuses the rest (PCCL_ERR_UNSUPPORTED) instead of losing them. Its
+ * refuses the rest (PCCL_ERR_UNSUPPORTED) instead of losing them. ZFP
+ * cannot reach bounds below the data's precision either: the row decodes what
+ * it wrote and refuses a stream that misses the bound, so the bound holds for
+ * every codec. Its
  * bound is ZFP's own fixed-accuracy guarantee. ZFP's decoder does not check
  * its input length, so the payload is copied into a zero-padded buffer of
  * ZFP's maximum stream size first: a damaged stream decodes to garbage but
@@ -47,13 +50,43 @@ static void close_stream(zfp_stream *zs, zfp_field *field) {
 
 static size_t zfp_bound(const pccl_codec_args_t *a) {
   if (zfp_type_of(a->dtype) == zfp_type_none || a->count == 0) return 1;
+  /* ZFP counts the worst case in bits, in a size_t: keep it from wrapping. */
+  if (a->count > SIZE_MAX / 16 / (8 * a->esize)) return 0;
   zfp_field *field;
   zfp_stream *zs = open_stream(a, NULL, &field);
   if (zs == NULL) return 0;
   size_t max = zfp_stream_maximum_size(zs, field);
   zfp_stream_close(zs);
   zfp_field_free(field);
-  return max;
+  return max >= a->count * a->esize ? max : 0;
+}
+
+/* ZFP's accuracy mode cannot go below the data's own precision (a 1e-30
+ * bound on float32 values near 1e-3 is missed): decode and check, and refuse
+ * what ZFP cannot bound rather than return it. */
+static pccl_status_t verify(const pccl_codec_args_t *a, const void *src, uint8_t *stream,
+                            size_t size) {
+  void *back = malloc(a->count * a->esize);
+  if (back == NULL) return PCCL_ERR_NO_MEMORY;
+  zfp_field *field;
+  zfp_stream *zs = open_stream(a, back, &field);
+  if (zs == NULL) {
+    free(back);
+    return PCCL_ERR_NO_MEMORY;
+  }
+  zfp_stream_set_bit_stream(zs, stream_open(stream, size));
+  zfp_stream_rewind(zs);
+  int ok = zfp_decompress(zs, field) != 0;
+  close_stream(zs, field);
+  for (size_t i = 0; ok && i < a->count; i++) {
+    double x = a->dtype == PCCL_FLOAT32 ? ((const float *)src)[i] : ((const double *)src)[i];
+    double y = a->dtype == PCCL_FLOAT32 ? ((const float *)back)[i] : ((const double *)back)[i];
+    ok = fabs(y - x) <= a->bound;
+  }
+  free(back);
+  return ok ? PCCL_OK
+            : pccl__thread_error_set(PCCL_ERR_UNSUPPORTED, "pccl_compress",
+                                     "zfp cannot keep this data within the bound %g", a->bound);
 }
 
 /* Finite and either zero or normal. */
@@ -92,7 +125,8 @@ static pccl_status_t zfp_compress_row(const pccl_codec_args_t *a, const void *sr
   zfp_stream_rewind(zs);
   *size = zfp_compress(zs, field);
   close_stream(zs, field);
-  return *size ? PCCL_OK : pccl__thread_error_set(PCCL_ERR_INTERNAL, where, "zfp_compress failed");
+  if (*size == 0) return pccl__thread_error_set(PCCL_ERR_INTERNAL, where, "zfp_compress failed");
+  return verify(a, src, dst, *size);
 }
 
 static pccl_status_t zfp_decompress_row(const pccl_codec_args_t *a, const uint8_t *src,

@@ -170,10 +170,35 @@ static int is_message(const pccl_exec_t *x, uint32_t id) {
   return k == PCCL_STEP_SEND || k == PCCL_STEP_RECV || k == PCCL_STEP_RECV_REDUCE;
 }
 
+/* Removes and returns the earliest ready step. Local steps run in the order
+ * the generator wrote them, which is the order their results are needed in
+ * (compress the chunk that is sent first, first). */
+static uint32_t take_first_ready(pccl_exec_t *x) {
+  uint32_t at = 0;
+  for (uint32_t i = 1; i < x->nready; i++)
+    if (x->ready[i] < x->ready[at]) at = i;
+  uint32_t id = x->ready[at];
+  x->ready[at] = x->ready[--x->nready];
+  return id;
+}
+
+/* Takes what the transport finished, once. */
+static pccl_status_t take_completions(pccl_exec_t *x, int block, int *progressed) {
+  if (x->ninflight == 0) return PCCL_OK;
+  int ndone = 0;
+  pccl_status_t rc = x->tp->poll(x->tp_ctx, block, x->done, (int)x->ninflight, &ndone);
+  if (rc != PCCL_OK) return rc;
+  for (int i = 0; i < ndone; i++) complete(x, x->done[i]);
+  if (ndone > 0) *progressed = 1;
+  return PCCL_OK;
+}
+
 pccl_status_t pccl_exec_advance(pccl_exec_t *x, int block, int *progressed) {
   *progressed = 0;
   /* Messages first, so data moves while local steps run; then one local step
-   * at a time, since each may make more messages ready. */
+   * at a time, since each may make more messages ready. Between local steps
+   * the transport is polled: a long run of them (compressing chunk after
+   * chunk) must not keep MPI from progressing what is in flight. */
   while (x->nready > 0) {
     for (uint32_t i = 0; i < x->nready;) {
       uint32_t id = x->ready[i];
@@ -190,21 +215,17 @@ pccl_status_t pccl_exec_advance(pccl_exec_t *x, int block, int *progressed) {
       }
     }
     if (x->nready == 0) break;
-    uint32_t id = x->ready[--x->nready];
+    uint32_t id = take_first_ready(x);
     pccl_status_t rc = start(x, id);
     *progressed = 1;
     if (rc != PCCL_OK) {
       x->failed_step = id;
       return rc;
     }
+    rc = take_completions(x, 0, progressed);
+    if (rc != PCCL_OK) return rc;
   }
-  if (x->ninflight == 0) return PCCL_OK;
-  int ndone = 0;
-  pccl_status_t rc = x->tp->poll(x->tp_ctx, block, x->done, (int)x->ninflight, &ndone);
-  if (rc != PCCL_OK) return rc;
-  for (int i = 0; i < ndone; i++) complete(x, x->done[i]);
-  if (ndone > 0) *progressed = 1;
-  return PCCL_OK;
+  return take_completions(x, block, progressed);
 }
 
 pccl_status_t pccl_exec_run(pccl_exec_t *x) {
