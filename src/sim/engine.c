@@ -5,7 +5,11 @@
  * is a serial resource, granted in the order requests are made (requests are
  * made in time order, so first come first served): a send's o_s, a receive's
  * o_r (plus m*gamma for a fused receive-reduce), a copy or permutation
- * (bytes*copy), a reduction or division (bytes*gamma). A send of m bytes
+ * (bytes*copy), a reduction or division (bytes*gamma), a compression
+ * (uncompressed bytes*compress) or decompression (bytes*decompress). Of the
+ * steps one completion makes ready, sends and receives ask first and local
+ * steps after them, in step order within each group, as the executor starts
+ * messages before local work (src/exec/exec.c). A send of m bytes
  * from a to b on level l: a takes a send slot (device radix), spends o_s on
  * its CPU, then the message is injected once (1) a's previous injection on l
  * is at least max(g, m_prev*G) behind, (2) between nodes, a's NIC has an
@@ -147,13 +151,26 @@ static double cpu(engine_t *e, int r, double t, double dur) {
 
 static void ready(engine_t *e, uint32_t i, double t);
 
+static int is_message(const pccl_sim_step_t *s) {
+  return s->kind == PCCL_STEP_SEND || s->kind == PCCL_STEP_RECV ||
+         s->kind == PCCL_STEP_RECV_REDUCE;
+}
+
+/* Messages first, then local steps (each successor appears once: the
+ * builder keeps dependency lists free of repeats). */
 static void complete(engine_t *e, uint32_t i, double t) {
   const pccl_sim_graph_t *g = e->g;
   g->step[i].flags |= PCCL_SIM_DONE;
   e->ndone++;
   if (t > e->end) e->end = t;
-  for (uint32_t s = g->succ_off[i]; s < g->succ_off[i + 1]; s++)
-    if (--g->step[g->succ[s]].pending == 0) ready(e, g->succ[s], t);
+  for (uint32_t s = g->succ_off[i]; s < g->succ_off[i + 1]; s++) {
+    pccl_sim_step_t *n = &g->step[g->succ[s]];
+    if (--n->pending == 0 && is_message(n)) ready(e, g->succ[s], t);
+  }
+  for (uint32_t s = g->succ_off[i]; s < g->succ_off[i + 1]; s++) {
+    const pccl_sim_step_t *n = &g->step[g->succ[s]];
+    if (n->pending == 0 && !is_message(n)) ready(e, g->succ[s], t);
+  }
 }
 
 static void start_send(engine_t *e, uint32_t i, double t) {
@@ -250,6 +267,12 @@ static void ready(engine_t *e, uint32_t i, double t) {
   case PCCL_STEP_DIVIDE:
     push(e, cpu(e, s->rank, t, (double)s->bytes * e->p->gamma), i, EV_DONE);
     break;
+  case PCCL_STEP_COMPRESS:
+    push(e, cpu(e, s->rank, t, (double)s->bytes * e->p->compress), i, EV_DONE);
+    break;
+  case PCCL_STEP_DECOMPRESS:
+    push(e, cpu(e, s->rank, t, (double)s->bytes * e->p->decompress), i, EV_DONE);
+    break;
   default: /* COPY, PERMUTE: moving bytes inside the rank */
     push(e, cpu(e, s->rank, t, (double)s->bytes * e->p->copy), i, EV_DONE);
     break;
@@ -272,8 +295,8 @@ static void dispatch(engine_t *e, const event_t *ev) {
 /* ---- running --------------------------------------------------------------- */
 
 static void describe_stuck(const pccl_sim_graph_t *g, char *msg, size_t len) {
-  static const char *const kinds[] = {"send",   "recv",        "reduce", "copy",
-                                      "divide", "recv-reduce", "permute"};
+  static const char *const kinds[] = {"send",        "recv",    "reduce",   "copy",      "divide",
+                                      "recv-reduce", "permute", "compress", "decompress"};
   uint32_t i = 0, first = 0;
   while (i < g->nsteps && (g->step[i].flags & PCCL_SIM_DONE)) i++;
   const pccl_sim_step_t *s = &g->step[i];
@@ -302,8 +325,9 @@ pccl_status_t pccl__sim_engine_run(const pccl_profile_t *p, pccl_sim_graph_t *g,
   engine_t e;
   pccl_status_t st = init_engine(&e, p, g);
   if (st == PCCL_OK) {
-    for (uint32_t i = 0; i < g->nsteps; i++)
-      if (g->step[i].pending == 0) ready(&e, i, 0.0);
+    for (int local = 0; local < 2; local++) /* messages first, as in complete() */
+      for (uint32_t i = 0; i < g->nsteps; i++)
+        if (g->step[i].pending == 0 && is_message(&g->step[i]) == !local) ready(&e, i, 0.0);
     event_t ev;
     while (!e.oom && pop(&e, &ev)) dispatch(&e, &ev);
   }

@@ -2,6 +2,14 @@
  * the library generates it (src/coll/coll.c), converted at once into compact
  * steps and freed, then each send paired with its receive.
  *
+ * Step bytes: a message's region, a local step's destination, a compression's
+ * source (its destination is the slot). A compressed stream (a VARLEN send or
+ * receive) is sent at its run-time length, which the schedule does not know:
+ * its region is the slot, sized by the builder for the worst case of the
+ * slot's element count n (pccl_sb_slot_elems). Since that size grows strictly
+ * with n, n is recovered exactly by bisection on pccl_sb_slot_elems, and the
+ * stream is ceil(n x elem_size / ratio) bytes.
+ *
  * Pairing follows MPI's ordering rule and ignores tags (they wrap): the n-th
  * send from a to b feeds the n-th receive at b whose peer is a, in step
  * order. Sends are sorted stably by destination, receives by source and then
@@ -9,7 +17,9 @@
  * both lists in (receiver, sender, order) order; walking them side by side
  * pairs them, and the first place they differ names the pair of ranks whose
  * counts disagree. */
+#include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +31,9 @@
 typedef struct {
   pccl_sim_graph_t *g;
   size_t step_cap, off_cap, succ_cap, nsucc;
+  const pccl_sb_t *sizer;       /* a builder of the case's element size: slot sizes */
+  double ratio;                 /* the case's compression ratio, >= 1 */
+  size_t last_cap, last_count;  /* the last slot size resolved, and its count */
 } builder_t;
 
 static void say(char *msg, size_t len, const char *fmt, ...) {
@@ -43,6 +56,34 @@ static int reserve(void **v, size_t *cap, size_t need, size_t elem) {
 
 static int is_receive(int kind) { return kind == PCCL_STEP_RECV || kind == PCCL_STEP_RECV_REDUCE; }
 
+/* The element count whose slot is `cap` elements; SIZE_MAX if none is. */
+static size_t slot_count(builder_t *b, size_t cap) {
+  if (cap == b->last_cap) return b->last_count;
+  size_t lo = 0, hi = cap; /* a slot is larger than its count: the answer is <= cap */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (pccl_sb_slot_elems(b->sizer, mid) < cap)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  size_t count = pccl_sb_slot_elems(b->sizer, lo) == cap ? lo : SIZE_MAX;
+  b->last_cap = cap;
+  b->last_count = count;
+  return count;
+}
+
+/* What a step moves or works on, in bytes; UINT64_MAX for a slot whose size
+ * matches no element count. */
+static uint64_t step_bytes(builder_t *b, const pccl_step_t *st, size_t elem_size) {
+  size_t elems = st->kind == PCCL_STEP_SEND || st->kind == PCCL_STEP_COMPRESS ? st->src.len
+                                                                               : st->dst.len;
+  if (!(st->flags & PCCL_STEP_VARLEN)) return (uint64_t)elems * elem_size;
+  size_t count = slot_count(b, elems);
+  if (count == SIZE_MAX) return UINT64_MAX;
+  return (uint64_t)ceil((double)count * (double)elem_size / b->ratio);
+}
+
 /* Appends rank r's schedule to the graph. */
 static pccl_status_t append_rank(builder_t *b, const pccl_sched_t *s, int r, size_t elem_size) {
   pccl_sim_graph_t *g = b->g;
@@ -55,8 +96,9 @@ static pccl_status_t append_rank(builder_t *b, const pccl_sched_t *s, int r, siz
   for (size_t i = 0; i < n; i++) {
     const pccl_step_t *st = &s->steps[i];
     int message = st->kind == PCCL_STEP_SEND || is_receive(st->kind);
-    size_t elems = st->kind == PCCL_STEP_SEND ? st->src.len : st->dst.len;
-    g->step[base + i] = (pccl_sim_step_t){.bytes = (uint64_t)elems * elem_size,
+    uint64_t bytes = step_bytes(b, st, elem_size);
+    if (bytes == UINT64_MAX) return PCCL_ERR_INTERNAL;
+    g->step[base + i] = (pccl_sim_step_t){.bytes = bytes,
                                           .rank = r,
                                           .peer = message ? st->arg : -1,
                                           .pending = st->ndeps,
@@ -212,8 +254,12 @@ static pccl_status_t add_all_ranks(const pccl_sim_case_t *c, int k, const pccl_t
     st = append_rank(b, &s, r, c->elem_size);
     pccl_sched_free(&s);
     if (st != PCCL_OK) {
-      say(msg, len, st == PCCL_ERR_UNSUPPORTED ? "more than 2^32 - 2 steps or dependencies"
-                                               : "out of memory at rank %d's schedule", r);
+      if (st == PCCL_ERR_UNSUPPORTED)
+        say(msg, len, "more than 2^32 - 2 steps or dependencies");
+      else if (st == PCCL_ERR_INTERNAL)
+        say(msg, len, "rank %d's schedule has a compressed slot no element count fits", r);
+      else
+        say(msg, len, "out of memory at rank %d's schedule", r);
       return st;
     }
   }
@@ -231,8 +277,17 @@ pccl_status_t pccl__sim_graph_build(const pccl_sim_case_t *c, int k, pccl_sim_gr
     say(msg, len, "cannot lay out %d ranks, %d per node", c->nranks, c->ranks_per_node);
     return st;
   }
-  builder_t b = {g, 0, 0, 0, 0};
+  pccl_sb_t *sizer = NULL;
+  st = pccl_sb_create(1, 0, c->elem_size, 0, 0, PCCL_SIM_MAX_MSG_BYTES, &sizer);
+  if (st != PCCL_OK) {
+    pccl_topo_free(&topo);
+    say(msg, len, "out of memory");
+    return st;
+  }
+  builder_t b = {.g = g, .sizer = sizer, .ratio = c->ratio > 0 ? c->ratio : 1.0,
+                 .last_cap = SIZE_MAX, .last_count = SIZE_MAX};
   st = add_all_ranks(c, k, &topo, &b, msg, len);
+  pccl_sb_destroy(sizer);
   pccl_topo_free(&topo);
   if (st != PCCL_OK) pccl__sim_graph_free(g);
   return st;

@@ -2,9 +2,11 @@
  * of docs/profile-format.md (parse, load, write) and the bounds every field
  * must respect.
  *
- * One `key value` per line; `#` starts a comment. Every key but `source` is
- * required, and none may appear twice. Times are in seconds, optionally with
- * a unit (s, ms, us, ns, ps); per-byte costs (G, gamma, copy) also take a
+ * One `key value` per line; `#` starts a comment. Every key but `source`,
+ * `compress` and `decompress` is required (the last two default to
+ * PCCL_PROFILE_COMPRESS_DEFAULT / PCCL_PROFILE_DECOMPRESS_DEFAULT), and none
+ * may appear twice. Times are in seconds, optionally with a unit (s, ms, us,
+ * ns, ps); per-byte costs (G, gamma, copy, compress, decompress) also take a
  * bandwidth (B/s, kB/s, MB/s, GB/s, TB/s; decimal) whose inverse they store.
  * A unit scales the number's decimal exponent before it is converted, so
  * "1.5us" reads as exactly the double "1.5e-6" does. */
@@ -49,6 +51,8 @@ static const field_t fields[] = {
     {"node_radix", VAL_INT, offsetof(pccl_profile_t, node_radix), 0, 1 << 20, 1},
     {"gamma", VAL_PER_BYTE, offsetof(pccl_profile_t, gamma), 0, 0, 1},
     {"copy", VAL_PER_BYTE, offsetof(pccl_profile_t, copy), 0, 0, 1},
+    {"compress", VAL_PER_BYTE, offsetof(pccl_profile_t, compress), 0, 0, 0},
+    {"decompress", VAL_PER_BYTE, offsetof(pccl_profile_t, decompress), 0, 0, 0},
     LEVEL_KEYS("intra", PCCL_LEVEL_INTRA),
     LEVEL_KEYS("inter", PCCL_LEVEL_INTER),
 };
@@ -218,6 +222,8 @@ pccl_status_t pccl_profile_parse(const char *text, pccl_profile_t *p, char *err,
   }
   pccl_profile_t tmp;
   memset(&tmp, 0, sizeof tmp);
+  tmp.compress = PCCL_PROFILE_COMPRESS_DEFAULT; /* the optional keys */
+  tmp.decompress = PCCL_PROFILE_DECOMPRESS_DEFAULT;
   int seen_at[NFIELDS] = {0}, lineno = 0;
   for (const char *s = text; *s;) {
     const char *nl = strchr(s, '\n');

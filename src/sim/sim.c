@@ -1,6 +1,7 @@
 /* sim.c - pccl_sim_run: checks the request, builds the graph of every rank's
  * schedule (graph.c), pairs its messages and simulates it (engine.c), and
  * times generation apart from the rest. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,9 @@ static pccl_status_t check_case(const pccl_sim_case_t *c, pccl_sim_result_t *out
   if (!c->algo || c->algo->coll != c->coll || !c->algo->generate)
     return fail(out, PCCL_ERR_INVALID_ARGUMENT, "no algorithm for %s", pccl_coll_name(c->coll));
   if (c->elem_size == 0) return fail(out, PCCL_ERR_INVALID_ARGUMENT, "element size 0");
+  if (c->ratio != 0 && !(c->ratio >= 1 && isfinite(c->ratio)))
+    return fail(out, PCCL_ERR_INVALID_ARGUMENT,
+                "compression ratio %g: must be finite and at least 1 (0: 1)", c->ratio);
   if (c->k < 0 || (c->k > 0 && !c->algo->kset && c->k != c->algo->k))
     return fail(out, PCCL_ERR_INVALID_ARGUMENT, "%s %s does not take k = %d",
                 pccl_coll_name(c->coll), c->algo->name, c->k);

@@ -5,10 +5,11 @@
  *
  * The machine (a profile, see docs/profile-format.md): LogGP parameters per
  * network level (inside a node, between nodes), a per-byte cost of reducing
- * and of copying locally, the device radix (sends, and receives, one rank
- * keeps in flight before the next waits) and the node radix (transfers one
- * NIC of a node carries at once; rank l of a node uses NIC l % nics). The
- * model is described in docs/simulator.md. */
+ * and of copying locally, per-byte costs of compressing and decompressing
+ * (the compressed collectives' COMPRESS / DECOMPRESS steps), the device radix
+ * (sends, and receives, one rank keeps in flight before the next waits) and
+ * the node radix (transfers one NIC of a node carries at once; rank l of a
+ * node uses NIC l % nics). The model is described in docs/simulator.md. */
 #ifndef PCCL_SIM_H
 #define PCCL_SIM_H
 
@@ -25,15 +26,24 @@ typedef struct {
 
 #define PCCL_PROFILE_TEXT 256
 
+/* The profile keys `compress` and `decompress` are optional; absent, they
+ * take these seconds per byte of uncompressed data: szp on one core of the
+ * development machine (pccl-codec-bench, smooth 64 MiB float32 field:
+ * compression ~1.5 GB/s, decompression 2.2 - 3.4 GB/s). */
+#define PCCL_PROFILE_COMPRESS_DEFAULT (1.0 / 1.5e9)
+#define PCCL_PROFILE_DECOMPRESS_DEFAULT (1.0 / 2.5e9)
+
 typedef struct {
   char name[PCCL_PROFILE_TEXT];
   char source[PCCL_PROFILE_TEXT]; /* where the numbers come from */
   int ranks_per_node;             /* the machine's usual layout */
   int nics_per_node;
-  int device_radix; /* 0: unlimited */
-  int node_radix;   /* per NIC; 0: unlimited */
-  double gamma;     /* seconds per byte reduced */
-  double copy;      /* seconds per byte copied inside a rank */
+  int device_radix;  /* 0: unlimited */
+  int node_radix;    /* per NIC; 0: unlimited */
+  double gamma;      /* seconds per byte reduced */
+  double copy;       /* seconds per byte copied inside a rank */
+  double compress;   /* seconds per uncompressed byte compressed */
+  double decompress; /* seconds per uncompressed byte decompressed */
   pccl_loggp_t level[PCCL_LEVEL_COUNT];
 } pccl_profile_t;
 
@@ -51,7 +61,12 @@ pccl_status_t pccl_profile_check(const pccl_profile_t *p, char *err, size_t errl
 pccl_status_t pccl_profile_write(FILE *f, const pccl_profile_t *p);
 
 /* What to simulate: a collective on nranks ranks, ranks_per_node consecutive
- * ranks per node (the last node may hold fewer). */
+ * ranks per node (the last node may hold fewer). `ratio` is the compression
+ * ratio (uncompressed bytes / stream bytes, as pccl-codec-bench reports it)
+ * assumed for every compressed stream a lossy algorithm sends: a stream of n
+ * elements is ceil(n x elem_size / ratio) bytes. 0 means 1 (streams as large
+ * as the data); otherwise it must be finite and >= 1. Plain algorithms send
+ * no streams and ignore it. */
 typedef struct {
   pccl_coll_t coll;
   const pccl_algo_t *algo;
@@ -59,6 +74,7 @@ typedef struct {
   int nranks, ranks_per_node;
   size_t count;     /* elements, as the collective's count argument */
   size_t elem_size; /* bytes */
+  double ratio;     /* compressed streams: 0 or >= 1, see above */
 } pccl_sim_case_t;
 
 typedef struct {
@@ -74,12 +90,13 @@ typedef struct {
  * place, root 0, k = c->k or the algorithm's default) and simulates it on
  * `p`. Returns PCCL_OK; PCCL_ERR_INVALID_ARGUMENT (NULL, nranks or
  * ranks_per_node below 1, no algorithm or one of another collective, elem_size
- * 0, a k the algorithm does not take); PCCL_ERR_OVERFLOW (buffers larger than
- * PTRDIFF_MAX); PCCL_ERR_CONFIG (p fails pccl_profile_check);
- * PCCL_ERR_NO_MEMORY; PCCL_ERR_UNSUPPORTED (more than 2^32 - 2 steps or
- * dependencies); a generator's own error; PCCL_ERR_INTERNAL (sends and
- * receives do not pair up, or the schedules deadlock). out->message says
- * what went wrong. */
+ * 0, a k the algorithm does not take, a ratio neither 0 nor finite and >= 1);
+ * PCCL_ERR_OVERFLOW (buffers larger than PTRDIFF_MAX); PCCL_ERR_CONFIG (p
+ * fails pccl_profile_check); PCCL_ERR_NO_MEMORY; PCCL_ERR_UNSUPPORTED (more
+ * than 2^32 - 2 steps or dependencies); a generator's own error;
+ * PCCL_ERR_INTERNAL (sends and receives do not pair up, the schedules
+ * deadlock, or a compressed slot has a size no element count gives).
+ * out->message says what went wrong. */
 pccl_status_t pccl_sim_run(const pccl_profile_t *p, const pccl_sim_case_t *c,
                            pccl_sim_result_t *out);
 

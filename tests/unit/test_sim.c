@@ -3,12 +3,14 @@
  * Predictions are checked against closed forms written out here by hand from
  * the model of docs/simulator.md, never against the simulator itself: ring
  * and recursive-doubling all-gather, ring reduce-scatter with reductions, a
- * gap-limited ring, a 2-rank exchange, and tiny hand-written schedules (test
- * generators run through the real builder and pccl_sim_run) where two
- * transfers share a NIC (node radix) or a device (device radix). The profile
- * parser must round-trip through pccl_profile_write, reject a list of
- * malformed inputs with PCCL_ERR_CONFIG and a line number, and survive
- * random mutations of a good file. */
+ * gap-limited ring, a ring whose copy overlaps its first message, the
+ * compressed zring all-gather and zrecdbl all-reduce at several ratios, and
+ * tiny hand-written schedules (test generators run through the real builder
+ * and pccl_sim_run) where two transfers share a NIC (node radix) or a device
+ * (device radix). The profile parser must round-trip through
+ * pccl_profile_write, reject a list of malformed inputs with PCCL_ERR_CONFIG
+ * and a line number, default the optional compress / decompress keys, and
+ * survive random mutations of a good file. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,9 +50,10 @@ static pccl_profile_t base_profile(void) {
   return p;
 }
 
-static double run_time(const pccl_profile_t *p, pccl_coll_t coll, const char *algo, int nranks,
-                       int per_node, size_t count) {
-  pccl_sim_case_t c = {coll, pccl_algo_find(coll, algo), 0, nranks, per_node, count, 4};
+/* The simulated time of float32 `algo` (compressed streams at `ratio`). */
+static double run_ratio(const pccl_profile_t *p, pccl_coll_t coll, const char *algo, int nranks,
+                        int per_node, size_t count, double ratio) {
+  pccl_sim_case_t c = {coll, pccl_algo_find(coll, algo), 0, nranks, per_node, count, 4, ratio};
   pccl_sim_result_t r;
   pccl_status_t st = pccl_sim_run(p, &c, &r);
   if (st != PCCL_OK) {
@@ -59,6 +62,11 @@ static double run_time(const pccl_profile_t *p, pccl_coll_t coll, const char *al
     return -1;
   }
   return r.seconds;
+}
+
+static double run_time(const pccl_profile_t *p, pccl_coll_t coll, const char *algo, int nranks,
+                       int per_node, size_t count) {
+  return run_ratio(p, coll, algo, nranks, per_node, count, 0);
 }
 
 /* ---- closed forms ---------------------------------------------------------- */
@@ -110,17 +118,24 @@ static void test_ring_reduce_scatter(void) {
               "ring reduce-scatter with gamma");
 }
 
-/* The copy of the rank's own block holds the CPU before the first send. */
+/* The first send does not wait for the copy of the rank's own block, and
+ * its o_s takes the CPU first (messages before local steps); the copy then
+ * holds the CPU, and delays the first receive only when it outlasts the
+ * message's flight m*G + L. */
 static void test_ring_with_copy(void) {
   pccl_profile_t p = base_profile();
-  p.copy = 1.0 / 10e9;
   int n = 5;
   size_t count = 2000;
   double m = 4.0 * (double)count;
   const pccl_loggp_t *l = &p.level[PCCL_LEVEL_INTRA];
-  double want = m * p.copy + (n - 1) * (l->o_s + m * l->G + l->L + l->o_r);
+  p.copy = 1.0 / 10e9; /* m*copy = 0.8 us < m*G + L = 0.86 us */
+  double want = (n - 1) * (l->o_s + m * l->G + l->L + l->o_r);
   expect_time(run_time(&p, PCCL_COLL_ALLGATHER, "ring", n, n, count), want,
-              "ring all-gather with a copy");
+              "ring all-gather with a copy hidden behind the first message");
+  p.copy = 1.0 / 1e9; /* 8 us */
+  want = l->o_s + m * p.copy + l->o_r + (n - 2) * (l->o_s + m * l->G + l->L + l->o_r);
+  expect_time(run_time(&p, PCCL_COLL_ALLGATHER, "ring", n, n, count), want,
+              "ring all-gather with a copy that delays the first receive");
 }
 
 /* g longer than a round: the second send waits for the gap, not for data. */
@@ -133,6 +148,116 @@ static void test_gap_limited_ring(void) {
   double want = l->o_s + l->g + m * l->G + l->L + l->o_r;
   expect_time(run_time(&p, PCCL_COLL_ALLGATHER, "ring", 3, 3, count), want,
               "gap-limited ring all-gather p=3");
+}
+
+/* ---- compressed collectives ---------------------------------------------- */
+
+/* base_profile with local work priced: compression and decompression at the
+ * documented defaults, reductions and copies. */
+static pccl_profile_t z_profile(void) {
+  pccl_profile_t p = base_profile();
+  p.compress = 1.0 / 1.5e9;
+  p.decompress = 1.0 / 2.5e9;
+  p.gamma = 1.0 / 8e9;
+  p.copy = 1.0 / 12e9;
+  return p;
+}
+
+/* A stream of n float32 values at ratio R (0: 1) is ceil(4n / R) bytes. */
+static double stream_bytes(size_t n, double ratio) {
+  return ceil(4.0 * (double)n / (ratio > 0 ? ratio : 1.0));
+}
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+static const double z_ratios[] = {0, 1, 4, 2.5, 3};
+#define NZ_RATIOS (sizeof z_ratios / sizeof z_ratios[0])
+
+/* zring all-gather, blocks of n elements. Each rank compresses its block
+ * (c = 4n*compress), then, at once, sends the stream (o_s first: messages
+ * before local work) and decompresses its own copy (d = 4n*decompress). A
+ * received stream is forwarded (o_s) and decompressed (d) the same way, so
+ * the next receive's o_r waits for the later of the message's flight m*G + L
+ * and the decompression. After p-1 hops the last stream is decompressed:
+ *   c + (p-1)(o_s + max(m*G + L, d) + o_r) + d,   m = ceil(4n / ratio). */
+static void test_zring_allgather(void) {
+  pccl_profile_t p = z_profile();
+  int ps[] = {1, 2, 3, 5, 16};
+  size_t counts[] = {100, 777, 1000, 40000};
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+    for (size_t j = 0; j < sizeof counts / sizeof counts[0]; j++)
+      for (size_t q = 0; q < NZ_RATIOS; q++)
+        for (int lv = 0; lv < PCCL_LEVEL_COUNT; lv++) {
+          int n = ps[i];
+          size_t count = counts[j];
+          const pccl_loggp_t *l = &p.level[lv];
+          double m = stream_bytes(count, z_ratios[q]);
+          double c = 4.0 * (double)count * p.compress, d = 4.0 * (double)count * p.decompress;
+          double want = c + (n - 1) * (l->o_s + max2(m * l->G + l->L, d) + l->o_r) + d;
+          double got = run_ratio(&p, PCCL_COLL_ALLGATHER, "zring", n,
+                                 lv == PCCL_LEVEL_INTRA ? n : 1, count, z_ratios[q]);
+          char what[128];
+          snprintf(what, sizeof what, "zring all-gather p=%d n=%zu ratio %g %s", n, count,
+                   z_ratios[q], lv ? "inter" : "intra");
+          expect_time(got, want, what);
+        }
+}
+
+/* zrecdbl all-reduce on a power of two p, n elements: the copy of the input
+ * (4n*copy), then per round, on the level of that round's partner: compress
+ * (c); send (o_s) then decompress the own stream (d); the partner's stream
+ * arrives m*G + L after the o_s, and its o_r waits for the CPU too; then
+ * decompress it (d) and add (4n*gamma):
+ *   4n*copy + sum over rounds (c + o_s + max(m*G + L, d) + o_r + d + 4n*gamma). */
+static void test_zrecdbl_allreduce(void) {
+  pccl_profile_t p = z_profile();
+  const int layouts[][2] = {{1, 1}, {2, 2}, {2, 1}, {4, 4}, {8, 2}, {16, 4}, {32, 1}};
+  size_t counts[] = {100, 1000, 5000, 40000};
+  for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+    for (size_t j = 0; j < sizeof counts / sizeof counts[0]; j++)
+      for (size_t q = 0; q < NZ_RATIOS; q++) {
+        int n = layouts[i][0], per = layouts[i][1];
+        size_t count = counts[j];
+        double bytes = 4.0 * (double)count, m = stream_bytes(count, z_ratios[q]);
+        double c = bytes * p.compress, d = bytes * p.decompress;
+        double want = bytes * p.copy;
+        for (int mask = 1; mask < n; mask *= 2) {
+          const pccl_loggp_t *l = &p.level[mask < per ? PCCL_LEVEL_INTRA : PCCL_LEVEL_INTER];
+          want += c + l->o_s + max2(m * l->G + l->L, d) + l->o_r + d + bytes * p.gamma;
+        }
+        double got = run_ratio(&p, PCCL_COLL_ALLREDUCE, "zrecdbl", n, per, count, z_ratios[q]);
+        char what[128];
+        snprintf(what, sizeof what, "zrecdbl all-reduce p=%d per node %d n=%zu ratio %g", n, per,
+                 count, z_ratios[q]);
+        expect_time(got, want, what);
+      }
+}
+
+/* The ratio: checked, ignored by plain algorithms, and shrinking streams. */
+static void test_ratio(void) {
+  pccl_profile_t p = z_profile();
+  const double bad[] = {0.5, 0.999, -1, -4, NAN, INFINITY, -INFINITY};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pccl_sim_case_t c = {PCCL_COLL_ALLREDUCE, pccl_algo_find(PCCL_COLL_ALLREDUCE, "zring"), 0, 4,
+                         2, 1000, 4, bad[i]};
+    pccl_sim_result_t r;
+    char what[64];
+    snprintf(what, sizeof what, "ratio %g rejected", bad[i]);
+    expect(pccl_sim_run(&p, &c, &r) == PCCL_ERR_INVALID_ARGUMENT && strstr(r.message, "ratio"),
+           what);
+  }
+  double plain = run_ratio(&p, PCCL_COLL_ALLREDUCE, "ring", 8, 2, 1 << 16, 0);
+  expect(plain > 0 && run_ratio(&p, PCCL_COLL_ALLREDUCE, "ring", 8, 2, 1 << 16, 4) == plain,
+         "a plain algorithm ignores the ratio");
+  p.level[PCCL_LEVEL_INTER].G = 1.0 / 1e8; /* a network far slower than the codec */
+  const char *lossy[] = {"zring", "zrecdbl"};
+  for (int a = 0; a < 2; a++) {
+    double t1 = run_ratio(&p, PCCL_COLL_ALLREDUCE, lossy[a], 8, 2, 1 << 20, 0);
+    double t4 = run_ratio(&p, PCCL_COLL_ALLREDUCE, lossy[a], 8, 2, 1 << 20, 4);
+    char what[64];
+    snprintf(what, sizeof what, "%s all-reduce: ratio 4 is faster than 1", lossy[a]);
+    expect(t1 > 0 && t4 > 0 && t4 < t1, what);
+  }
 }
 
 /* ---- hand-written schedules: contention ----------------------------------- */
@@ -170,7 +295,7 @@ static const pccl_algo_t test_deadlock = {.coll = PCCL_COLL_ALLGATHER, .name = "
 
 static pccl_status_t run_pairs(const pccl_profile_t *p, int nranks, int per_node, size_t count,
                                pccl_sim_result_t *r) {
-  pccl_sim_case_t c = {PCCL_COLL_ALLGATHER, &test_pairs, 0, nranks, per_node, count, 4};
+  pccl_sim_case_t c = {PCCL_COLL_ALLGATHER, &test_pairs, 0, nranks, per_node, count, 4, 0};
   return pccl_sim_run(p, &c, r);
 }
 
@@ -252,7 +377,7 @@ static void test_device_radix(void) {
 static void test_run_errors(void) {
   pccl_profile_t p = base_profile();
   const pccl_algo_t *ring = pccl_algo_find(PCCL_COLL_ALLGATHER, "ring");
-  pccl_sim_case_t good = {PCCL_COLL_ALLGATHER, ring, 0, 4, 2, 10, 4}, c;
+  pccl_sim_case_t good = {PCCL_COLL_ALLGATHER, ring, 0, 4, 2, 10, 4, 0}, c;
   pccl_sim_result_t r;
   expect(pccl_sim_run(&p, &good, &r) == PCCL_OK && r.seconds > 0, "good case runs");
   expect(pccl_sim_run(NULL, &good, &r) == PCCL_ERR_INVALID_ARGUMENT, "NULL profile");
@@ -311,34 +436,38 @@ static pccl_status_t gen_unpaired(pccl_sb_t *sb, const pccl_coll_args_t *a) {
 static void test_unpaired(void) {
   pccl_profile_t p = base_profile();
   const pccl_algo_t al = {.coll = PCCL_COLL_ALLGATHER, .name = "unpaired", .generate = gen_unpaired};
-  pccl_sim_case_t c = {PCCL_COLL_ALLGATHER, &al, 0, 2, 2, 10, 4};
+  pccl_sim_case_t c = {PCCL_COLL_ALLGATHER, &al, 0, 2, 2, 10, 4, 0};
   pccl_sim_result_t r;
   pccl_status_t st = pccl_sim_run(&p, &c, &r);
   expect(st == PCCL_ERR_INTERNAL && strstr(r.message, "rank 0 sends more messages to rank 1"),
          "unpaired send reported");
 }
 
-/* Every registered algorithm simulates on a few layouts. */
+/* Every registered algorithm simulates on a few layouts (the compressed
+ * ones at ratios 1 and 4). */
 static void test_all_algorithms(void) {
   pccl_profile_t p = base_profile();
   p.gamma = 1.0 / 10e9;
   p.copy = 1.0 / 20e9;
+  p.compress = PCCL_PROFILE_COMPRESS_DEFAULT;
+  p.decompress = PCCL_PROFILE_DECOMPRESS_DEFAULT;
   p.device_radix = 2;
   p.node_radix = 1;
   p.nics_per_node = 2;
   int layouts[][2] = {{1, 1}, {5, 2}, {12, 4}, {16, 4}, {24, 8}};
   for (int i = 0; i < PCCL_ALGO_COUNT; i++)
-    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
-      pccl_sim_case_t c = {pccl_algos[i].coll, &pccl_algos[i], 0, layouts[l][0], layouts[l][1],
-                           1000, 4};
-      pccl_sim_result_t r;
-      pccl_status_t st = pccl_sim_run(&p, &c, &r);
-      char what[128];
-      snprintf(what, sizeof what, "%s %s p=%d per node %d", pccl_coll_name(c.coll),
-               pccl_algos[i].name, c.nranks, c.ranks_per_node);
-      if (st != PCCL_OK) printf("  %s: %s\n", what, r.message);
-      expect(st == PCCL_OK && (c.nranks == 1 || (r.seconds > 0 && r.nmessages > 0)), what);
-    }
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+      for (int ratio = 1; ratio <= (pccl_algos[i].lossy ? 4 : 1); ratio += 3) {
+        pccl_sim_case_t c = {pccl_algos[i].coll, &pccl_algos[i], 0, layouts[l][0],
+                             layouts[l][1], 1000, 4, ratio};
+        pccl_sim_result_t r;
+        pccl_status_t st = pccl_sim_run(&p, &c, &r);
+        char what[128];
+        snprintf(what, sizeof what, "%s %s p=%d per node %d ratio %d", pccl_coll_name(c.coll),
+                 pccl_algos[i].name, c.nranks, c.ranks_per_node, ratio);
+        if (st != PCCL_OK) printf("  %s: %s\n", what, r.message);
+        expect(st == PCCL_OK && (c.nranks == 1 || (r.seconds > 0 && r.nmessages > 0)), what);
+      }
 }
 
 /* ---- profiles ------------------------------------------------------------- */
@@ -368,7 +497,8 @@ static int same_profile(const pccl_profile_t *a, const pccl_profile_t *b) {
   int same = strcmp(a->name, b->name) == 0 && strcmp(a->source, b->source) == 0 &&
              a->ranks_per_node == b->ranks_per_node && a->nics_per_node == b->nics_per_node &&
              a->device_radix == b->device_radix && a->node_radix == b->node_radix &&
-             a->gamma == b->gamma && a->copy == b->copy;
+             a->gamma == b->gamma && a->copy == b->copy && a->compress == b->compress &&
+             a->decompress == b->decompress;
   for (int l = 0; l < PCCL_LEVEL_COUNT; l++)
     same = same && a->level[l].L == b->level[l].L && a->level[l].o_s == b->level[l].o_s &&
            a->level[l].o_r == b->level[l].o_r && a->level[l].g == b->level[l].g &&
@@ -504,6 +634,79 @@ static void test_profile_bad(void) {
   expect(pccl_profile_parse("", &p, err, sizeof err) == PCCL_ERR_CONFIG, "empty profile");
 }
 
+/* The optional compress / decompress keys: defaults when absent, the same
+ * strictness as the other per-byte costs when present, written and read
+ * back, bounded in memory. good_text has 19 lines: an appended key is on
+ * line 20. */
+static void test_profile_compress(void) {
+  pccl_profile_t p, q;
+  char text[8192], err[256] = "";
+  pccl_status_t st = pccl_profile_parse(good_text, &p, err, sizeof err);
+  expect(st == PCCL_OK && p.compress == PCCL_PROFILE_COMPRESS_DEFAULT &&
+             p.decompress == PCCL_PROFILE_DECOMPRESS_DEFAULT,
+         "compress / decompress absent: the defaults");
+  expect(PCCL_PROFILE_COMPRESS_DEFAULT == 1.0 / 1.5e9 &&
+             PCCL_PROFILE_DECOMPRESS_DEFAULT == 1.0 / 2.5e9,
+         "defaults as documented: 1.5 and 2.5 GB/s");
+  edited(text, sizeof text, NULL, "compress 1.5GB/s\ndecompress 0.4ns  # per byte\n");
+  st = pccl_profile_parse(text, &p, err, sizeof err);
+  if (st != PCCL_OK) printf("  %s\n", err);
+  expect(st == PCCL_OK && p.compress == 1.0 / 1.5e9 && p.decompress == 0.4e-9,
+         "compress as a bandwidth, decompress as a time");
+  edited(text, sizeof text, NULL, "decompress 0\n");
+  st = pccl_profile_parse(text, &p, err, sizeof err);
+  expect(st == PCCL_OK && p.decompress == 0 && p.compress == PCCL_PROFILE_COMPRESS_DEFAULT,
+         "decompress alone (0: free), compress defaulted");
+
+  const char *bad[] = {"-1",   "abc",  "0GB/s", "nan", "inf",      "1us 2", "",
+                       "2e6",  "+1",   "0x1",   "1e",  "1GiB/s",   "1.5 GB/s"};
+  const char *keys[] = {"compress", "decompress"};
+  for (int k = 0; k < 2; k++)
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+      char line[64];
+      snprintf(line, sizeof line, "%s %s\n", keys[k], bad[i]);
+      edited(text, sizeof text, NULL, line);
+      err[0] = '\0';
+      st = pccl_profile_parse(text, &q, err, sizeof err);
+      int named = strncmp(err, "line 20: ", 9) == 0 && strstr(err, keys[k]) != NULL;
+      char what[96];
+      snprintf(what, sizeof what, "%s '%s' rejected on line 20", keys[k], bad[i]);
+      if (st != PCCL_ERR_CONFIG || !named) printf("  %s: %s\n", what, err);
+      expect(st == PCCL_ERR_CONFIG && named, what);
+    }
+  edited(text, sizeof text, NULL, "compress 1ns\ncompress 2ns\n");
+  st = pccl_profile_parse(text, &q, err, sizeof err);
+  expect(st == PCCL_ERR_CONFIG && strstr(err, "line 21: duplicate key 'compress' (first on line 20)"),
+         "compress twice rejected");
+
+  p.compress = 1.0 / 3e9;
+  p.decompress = 0.1 + 0.2;
+  FILE *f = tmpfile();
+  expect(f && pccl_profile_write(f, &p) == PCCL_OK, "write with compress / decompress");
+  text[0] = '\0';
+  if (f) {
+    rewind(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+  }
+  expect(strstr(text, "\ncompress ") && strstr(text, "\ndecompress "), "both keys written");
+  expect(pccl_profile_parse(text, &q, err, sizeof err) == PCCL_OK && same_profile(&p, &q),
+         "compress / decompress round-trip");
+
+  const double out_of_bounds[] = {-1e-9, NAN, INFINITY, 2e6};
+  for (size_t i = 0; i < sizeof out_of_bounds / sizeof out_of_bounds[0]; i++)
+    for (int k = 0; k < 2; k++) {
+      q = p;
+      *(k ? &q.decompress : &q.compress) = out_of_bounds[i];
+      char what[64];
+      snprintf(what, sizeof what, "check rejects %s = %g", keys[k], out_of_bounds[i]);
+      expect(pccl_profile_check(&q, err, sizeof err) == PCCL_ERR_CONFIG &&
+                 strstr(err, keys[k]) != NULL && pccl_profile_write(stdout, &q) == PCCL_ERR_CONFIG,
+             what);
+    }
+}
+
 /* Random byte edits of a good profile: OK or PCCL_ERR_CONFIG, never a crash. */
 static void test_profile_mutations(void) {
   unsigned state = 12345;
@@ -531,6 +734,9 @@ int main(void) {
   test_ring_reduce_scatter();
   test_ring_with_copy();
   test_gap_limited_ring();
+  test_zring_allgather();
+  test_zrecdbl_allreduce();
+  test_ratio();
   test_node_radix();
   test_device_radix();
   test_run_errors();
@@ -538,6 +744,7 @@ int main(void) {
   test_all_algorithms();
   test_profile_good();
   test_profile_bad();
+  test_profile_compress();
   test_profile_mutations();
   printf("test_sim: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

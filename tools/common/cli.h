@@ -12,4 +12,8 @@ int pccl_cli_size(const char *text, size_t *bytes);
 /* A decimal integer in [min, max] and nothing else. */
 int pccl_cli_int(const char *text, int min, int max, int *out);
 
+/* A decimal number (digits, an optional '.', an optional exponent; no sign,
+ * hexadecimal, inf or nan) in [min, max] and nothing else. */
+int pccl_cli_real(const char *text, double min, double max, double *out);
+
 #endif /* PCCL_TOOLS_CLI_H */

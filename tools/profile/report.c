@@ -46,6 +46,8 @@ static void build_profile(const prof_options_t *o, const prof_layout_t *lay,
   p->node_radix = 0;
   p->copy = copy;
   p->gamma = gamma;
+  p->compress = PCCL_PROFILE_COMPRESS_DEFAULT; /* not measured */
+  p->decompress = PCCL_PROFILE_DECOMPRESS_DEFAULT;
   for (int l = 0; l < PCCL_LEVEL_COUNT; l++) {
     const prof_level_t *m = lv[l].peer >= 0 ? &lv[l] : &lv[1 - l];
     p->level[l] = (pccl_loggp_t){m->L, m->o_s, m->o_r, m->g, m->G};
@@ -130,7 +132,8 @@ static void header(FILE *f, const prof_options_t *o, const prof_layout_t *lay,
       fprintf(f, "# %s: rank 0 <-> rank %d; 1-byte half round trip %.6g s.\n", level_name[l],
               lv[l].peer, lv[l].half_rtt);
   fprintf(f, "# Not measured, left at defaults: nics_per_node 1, device_radix 0, node_radix 0"
-             " (0: no limit).\n");
+             " (0: no limit);\n# compress, decompress: szp on the development machine"
+             " (docs/profile-format.md).\n");
   caveats(lv, f, "# NOTE: ");
 }
 
@@ -139,7 +142,9 @@ static int same_profile(const pccl_profile_t *a, const pccl_profile_t *b) {
   if (a->ranks_per_node != b->ranks_per_node || a->nics_per_node != b->nics_per_node ||
       a->device_radix != b->device_radix || a->node_radix != b->node_radix)
     return 0;
-  if (a->gamma != b->gamma || a->copy != b->copy) return 0;
+  if (a->gamma != b->gamma || a->copy != b->copy || a->compress != b->compress ||
+      a->decompress != b->decompress)
+    return 0;
   for (int l = 0; l < PCCL_LEVEL_COUNT; l++) {
     const pccl_loggp_t *x = &a->level[l], *y = &b->level[l];
     if (x->L != y->L || x->o_s != y->o_s || x->o_r != y->o_r || x->g != y->g || x->G != y->G)

@@ -4,9 +4,13 @@
  *
  * Sizes follow pccl-bench (nccl-tests): the size of an all-gather, reduce-
  * scatter, scatter, gather or all-to-all is count x nranks x element size,
- * of the others count x element size; bus bandwidth uses nccl-tests' factors. */
+ * of the others count x element size; bus bandwidth uses nccl-tests' factors.
+ * The compressed (lossy) algorithms run like the others; their streams are
+ * assumed to compress by --ratio. */
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +30,7 @@ typedef struct {
   pccl_dtype_t dtype;
   size_t min_bytes, max_bytes;
   int factor;
+  double ratio; /* compression ratio of the lossy algorithms' streams */
   pccl_choice_t choice[MAX_ALGOS];
   int nchoices;
 } options_t;
@@ -38,7 +43,11 @@ static void usage(FILE *out) {
         "  -c COLL              allgather, reducescatter, allreduce, broadcast, reduce,\n"
         "                       scatter, gather or alltoall (default allgather)\n"
         "  -a LIST              comma list of NAME or NAME:K (k of a parameterized\n"
-        "                       algorithm), or all: every registered one (default all)\n"
+        "                       algorithm), or all: every registered one, the\n"
+        "                       compressed (lossy) ones included (default all)\n"
+        "  --ratio R            compression ratio (uncompressed / compressed bytes) of\n"
+        "                       the lossy algorithms' streams, a number >= 1 (default 1:\n"
+        "                       streams as large as the data); plain ones ignore it\n"
         "  -b SIZE              smallest size in bytes (default 1K); K, M, G are powers\n"
         "                       of 1024; sizes as pccl-bench: all-gather, reduce-scatter,\n"
         "                       scatter, gather, all-to-all count the whole vector\n"
@@ -133,6 +142,8 @@ static int apply(options_t *o, const char *flag, const char *v, char *err) {
     ok = pccl_cli_size(v, &o->max_bytes);
   else if (strcmp(flag, "-f") == 0)
     ok = pccl_cli_int(v, 2, INT_MAX, &o->factor);
+  else if (strcmp(flag, "--ratio") == 0)
+    ok = pccl_cli_real(v, 1.0, DBL_MAX, &o->ratio);
   else {
     snprintf(err, ERR_LEN, "unknown option '%s' (see --help)", flag);
     return 0;
@@ -144,7 +155,7 @@ static int apply(options_t *o, const char *flag, const char *v, char *err) {
 /* 1: run; 0: --help shown; -1: error in err. */
 static int parse_args(int argc, char **argv, options_t *o, char *err) {
   *o = (options_t){.algos = "all", .coll = PCCL_COLL_ALLGATHER, .dtype = PCCL_FLOAT32,
-                   .min_bytes = 1024, .max_bytes = 64u << 20, .factor = 2};
+                   .min_bytes = 1024, .max_bytes = 64u << 20, .factor = 2, .ratio = 1.0};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) return 0;
     if (i + 1 >= argc) {
@@ -187,7 +198,8 @@ static int simulate_size(const options_t *o, const pccl_profile_t *p, size_t byt
   int nnodes = (o->nranks + o->ranks_per_node - 1) / o->ranks_per_node, failed = 0;
   for (int i = 0; i < o->nchoices; i++) {
     const pccl_choice_t *ch = &o->choice[i];
-    pccl_sim_case_t c = {o->coll, ch->algo, ch->k, o->nranks, o->ranks_per_node, count, esize};
+    pccl_sim_case_t c = {o->coll, ch->algo, ch->k, o->nranks, o->ranks_per_node, count, esize,
+                         o->ratio};
     pccl_sim_result_t r;
     pccl_status_t st = pccl_sim_run(p, &c, &r);
     int k = ch->k;
@@ -204,24 +216,40 @@ static int simulate_size(const options_t *o, const pccl_profile_t *p, size_t byt
            r.sim_wall);
     fflush(stdout);
     if (csv)
-      fprintf(csv, "%s,%s,%d,%d,%d,%zu,%.6f,%.6f,%.6f,%zu,%zu,%zu,%.4f,%.4f\n",
+      fprintf(csv, "%s,%s,%d,%d,%d,%zu,%.6f,%.6f,%.6f,%zu,%zu,%zu,%.4f,%.4f,%d,%g\n",
               pccl_coll_name(o->coll), ch->algo->name, k, o->nranks, nnodes, bytes,
-              r.seconds * 1e6, algbw, busbw, count, r.nmessages, r.nsteps, r.gen_wall, r.sim_wall);
+              r.seconds * 1e6, algbw, busbw, count, r.nmessages, r.nsteps, r.gen_wall, r.sim_wall,
+              ch->algo->lossy, ch->algo->lossy ? o->ratio : 1.0);
   }
   return failed;
+}
+
+/* Names the compressed algorithms among the choices, and what they assume. */
+static void print_lossy(const options_t *o, const pccl_profile_t *p) {
+  int any = 0;
+  for (int i = 0; i < o->nchoices; i++) {
+    if (!o->choice[i].algo->lossy) continue;
+    printf("%s %s", any ? "," : "# compressed (lossy):", o->choice[i].algo->name);
+    any = 1;
+  }
+  if (any)
+    printf("; streams at ratio %g; compress %.3g GB/s, decompress %.3g GB/s per rank\n",
+           o->ratio, p->compress > 0 ? 1e-9 / p->compress : INFINITY,
+           p->decompress > 0 ? 1e-9 / p->decompress : INFINITY);
 }
 
 static int run(const options_t *o, const pccl_profile_t *p, FILE *csv) {
   int nnodes = (o->nranks + o->ranks_per_node - 1) / o->ranks_per_node, failed = 0;
   printf("# pccl-sim: profile %s, %d ranks, %d per node (%d nodes), %s, %s\n", p->name,
          o->nranks, o->ranks_per_node, nnodes, pccl_coll_name(o->coll), pccl_dtype_name(o->dtype));
+  print_lossy(o, p);
   printf("#%11s %12s  %-14s %4s %12s %9s %9s %10s %11s %8s %8s\n", "size(B)", "count",
          "algorithm", "k", "time_us", "algbw", "busbw", "messages", "steps", "gen_s", "sim_s");
   printf("#%11s %12s  %-14s %4s %12s %9s %9s %10s %11s %8s %8s\n", "", "(elements)", "", "",
          "(predicted)", "(GB/s)", "(GB/s)", "", "", "(wall)", "(wall)");
   if (csv)
     fputs("collective,algorithm,k,nranks,nnodes,bytes,time_us,algbw_gbs,busbw_gbs,count,"
-          "messages,steps,gen_wall_s,sim_wall_s\n", csv);
+          "messages,steps,gen_wall_s,sim_wall_s,lossy,ratio\n", csv);
   for (size_t bytes = o->min_bytes; bytes <= o->max_bytes;) {
     failed |= simulate_size(o, p, bytes, csv);
     if (bytes > SIZE_MAX / (size_t)o->factor) break;
