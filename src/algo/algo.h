@@ -218,6 +218,19 @@ static inline pccl_region_t pccl_block(pccl_place_t at, const size_t *boff, int 
 /* Block boundaries: block i spans [boff[i], boff[i+1]) elements. */
 size_t *pccl_blocks_equal(pccl_sb_t *sb, int nblocks, size_t block);
 size_t *pccl_blocks_split(pccl_sb_t *sb, int nblocks, size_t count);
+/* The largest of nblocks blocks, in elements. */
+size_t pccl_blocks_largest(const size_t *boff, int nblocks);
+
+/* A ring over a group: the member this one sends to and receives from. */
+typedef struct {
+  int right, left;
+} pccl_ring_t;
+
+static inline pccl_ring_t pccl_ring_of(const pccl_group_t *g) {
+  pccl_ring_t r = {pccl_group_rank(g, (g->me + 1) % g->size),
+                   pccl_group_rank(g, (g->me + g->size - 1) % g->size)};
+  return r;
+}
 
 /* A group all-gather: block me (at `in`, or already at out+boff[me] when in
  * is NULL) ends up, with every other member's block, in the vector at `out`.

@@ -17,7 +17,7 @@
 void pccl_ring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
                          const pccl_place_t *in, pccl_place_t out) {
   int p = g->size, me = g->me;
-  int right = pccl_group_rank(g, (me + 1) % p), left = pccl_group_rank(g, (me + p - 1) % p);
+  pccl_ring_t ring = pccl_ring_of(g);
   pccl_region_t mine = pccl_block(out, boff, me);
   pccl_region_t from_in = mine;
   if (in) {
@@ -27,8 +27,8 @@ void pccl_ring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *bof
   for (int s = 0; s < p - 1; s++) {
     int sent = (me - s + p) % p, got = (me - s - 1 + p) % p;
     /* The first send reads the input directly, not waiting for the copy. */
-    pccl_sb_send(sb, right, s == 0 ? from_in : pccl_block(out, boff, sent));
-    pccl_sb_recv(sb, left, pccl_block(out, boff, got));
+    pccl_sb_send(sb, ring.right, s == 0 ? from_in : pccl_block(out, boff, sent));
+    pccl_sb_recv(sb, ring.left, pccl_block(out, boff, got));
   }
 }
 
@@ -40,23 +40,21 @@ void pccl_ring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t
     pccl_sb_copy(sb, result, pccl_block(in, boff, me));
     return;
   }
-  int right = pccl_group_rank(g, (me + 1) % p), left = pccl_group_rank(g, (me + p - 1) % p);
-  size_t largest = 0;
-  for (int b = 0; b < p; b++)
-    if (boff[b + 1] - boff[b] > largest) largest = boff[b + 1] - boff[b];
+  pccl_ring_t ring = pccl_ring_of(g);
+  size_t largest = pccl_blocks_largest(boff, p);
   /* Two receive buffers, so a receive can be posted while the previous
    * partial sum is still being sent. */
   size_t tmp[2] = {pccl_sb_tmp(sb, largest), pccl_sb_tmp(sb, largest)};
-  pccl_sb_send(sb, right, pccl_block(in, boff, (me + p - 1) % p));
+  pccl_sb_send(sb, ring.right, pccl_block(in, boff, (me + p - 1) % p));
   for (int s = 0; s < p - 1; s++) {
     int b = (me - s - 2 + 2 * p) % p;
     pccl_region_t mine = pccl_block(in, boff, b);
     pccl_region_t partial = pccl_rg(PCCL_BUF_TMP, tmp[s % 2], mine.len);
     if (s < p - 2) {
-      pccl_sb_recv_reduce(sb, left, partial, partial, mine, 0);
-      pccl_sb_send(sb, right, partial);
+      pccl_sb_recv_reduce(sb, ring.left, partial, partial, mine, 0);
+      pccl_sb_send(sb, ring.right, partial);
     } else {
-      pccl_sb_recv_reduce(sb, left, result, partial, mine, 0);
+      pccl_sb_recv_reduce(sb, ring.left, result, partial, mine, 0);
     }
   }
 }

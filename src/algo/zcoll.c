@@ -92,22 +92,20 @@ static void zring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const siz
     pccl_sb_copy(sb, result, pccl_block(in, boff, me));
     return;
   }
-  int right = pccl_group_rank(g, (me + 1) % p), left = pccl_group_rank(g, (me + p - 1) % p);
-  size_t largest = 0;
-  for (int b = 0; b < p; b++)
-    if (boff[b + 1] - boff[b] > largest) largest = boff[b + 1] - boff[b];
+  pccl_ring_t ring = pccl_ring_of(g);
+  size_t largest = pccl_blocks_largest(boff, p);
   size_t tmp[2] = {pccl_sb_tmp(sb, largest), pccl_sb_tmp(sb, largest)};
-  zsend(sb, right, zcompress(sb, pccl_block(in, boff, (me + p - 1) % p)));
+  zsend(sb, ring.right, zcompress(sb, pccl_block(in, boff, (me + p - 1) % p)));
   for (int s = 0; s < p - 1; s++) {
     int b = (me - s - 2 + 2 * p) % p;
     pccl_region_t mine = pccl_block(in, boff, b);
     pccl_region_t got = pccl_rg(PCCL_BUF_TMP, tmp[s % 2], mine.len);
-    zslots_t in_slots = zrecv(sb, left, mine.len);
+    zslots_t in_slots = zrecv(sb, ring.left, mine.len);
     pccl_region_t partial = s < p - 2 ? got : result;
     for (size_t c = 0; c < in_slots.n; c++) { /* chunk by chunk, so each moves on at once */
       pccl_sb_decompress(sb, chunk(got, c), in_slots.s[c]);
       pccl_sb_reduce(sb, chunk(partial, c), chunk(got, c), chunk(mine, c));
-      if (s < p - 2) pccl_sb_send_slot(sb, right, pccl_sb_compress(sb, chunk(partial, c)));
+      if (s < p - 2) pccl_sb_send_slot(sb, ring.right, pccl_sb_compress(sb, chunk(partial, c)));
     }
   }
   pccl_sb_lossy_stages(sb, (uint32_t)(p - 1));
@@ -119,13 +117,13 @@ static void zring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const siz
 static void zring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
                             pccl_region_t mine, pccl_place_t out) {
   int p = g->size, me = g->me;
-  int right = pccl_group_rank(g, (me + 1) % p), left = pccl_group_rank(g, (me + p - 1) % p);
+  pccl_ring_t ring = pccl_ring_of(g);
   zslots_t fwd = zcompress(sb, mine);
   zdecompress(sb, pccl_block(out, boff, me), fwd);
   for (int s = 0; s < p - 1; s++) {
     int b = (me - s - 1 + p) % p;
-    zsend(sb, right, fwd);
-    fwd = zrecv(sb, left, boff[b + 1] - boff[b]);
+    zsend(sb, ring.right, fwd);
+    fwd = zrecv(sb, ring.left, boff[b + 1] - boff[b]);
     zdecompress(sb, pccl_block(out, boff, b), fwd);
   }
   pccl_sb_lossy_stages(sb, 1);

@@ -12,13 +12,12 @@ const char *pccl_last_error(const pccl_comm_t *comm) {
 pccl_status_t pccl__error(const pccl_comm_t *comm, pccl_status_t status, const char *where,
                           const char *fmt, ...) {
   int live = pccl__comm_live(comm);
-  char *buf = live ? ((pccl_comm_t *)comm)->error : pccl__thread_error();
-  int n = live ? snprintf(buf, PCCL_ERROR_LEN, "%s on rank %d: ", where, comm->rank)
-               : snprintf(buf, PCCL_ERROR_LEN, "%s: ", where);
-  if (n < 0 || n >= PCCL_ERROR_LEN) return status;
+  char prefix[128];
+  if (live) snprintf(prefix, sizeof prefix, "%s on rank %d", where, comm->rank);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf + n, PCCL_ERROR_LEN - (size_t)n, fmt, ap);
+  pccl__error_vwrite(live ? ((pccl_comm_t *)comm)->error : pccl__thread_error(), live ? prefix : where,
+                     fmt, ap);
   va_end(ap);
   return status;
 }
