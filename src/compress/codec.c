@@ -17,7 +17,7 @@
 #include "codec.h"
 #include "errmsg.h"
 
-#define PCCL_CODEC_VERSION 1
+#define PCCL_CODEC_VERSION 2 /* 2: szp's order-2 blocks */
 
 static const pccl_codec_ops_t *const codecs[PCCL_CODEC_COUNT] = {
 #define PCCL_CODEC_ROW(id, ops) [id] = &ops,

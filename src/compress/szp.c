@@ -10,17 +10,21 @@
  * misses the bound (e.g. float16 values far above the bound) is stored raw,
  * bit-exact. That check, not the arithmetic, is what guarantees the bound.
  *
- * Prediction: inside each block of 32 elements, q[i] - q[i-1] (1-D
- * Lorenzo); the first value q[0] is stored on its own in 0-4 bytes so one
- * large value does not widen the whole block. The 31 differences are
- * zigzag-coded and packed as w bit planes of 32 bits (plane b holds bit b of
- * every element), w being the block's widest difference.
+ * Prediction, inside each block of 32 elements, whichever codes smaller:
+ * order 1, q[i] - q[i-1] (1-D Lorenzo), or order 2, the difference of
+ * successive differences (exact on locally linear data: smooth fields leave
+ * residuals of a unit or two where differences are tens). The first value
+ * q[0] (and for order 2 the first difference) is stored on its own in 0-4
+ * bytes, so one large value does not widen the whole block. The residuals
+ * are zigzag-coded and packed as w bit planes of 32 bits (plane b holds bit
+ * b of every element), w being the block's widest residual.
  *
  * Payload (after the 24-byte container header):
- *   codes   one byte per block: 255 = raw, else w * 5 + L (w <= 32 plane
- *           count, L <= 4 bytes of q[0]); 165..254 are invalid
- *   data    per block in order: raw elements, or L bytes of zigzag(q[0])
- *           little-endian then w little-endian uint32 planes
+ *   codes   one byte per block: 255 = raw; 0..164 = order 1, w * 5 + L
+ *           (w <= 32 planes, L <= 4 bytes of q[0]); 165..254 = order 2,
+ *           165 + w * 5 + L (w <= 17, L bytes each for q[0] and q[1]-q[0])
+ *   data    per block in order: raw elements, or the L-byte little-endian
+ *           zigzag values then w little-endian uint32 planes
  * A block's size follows from its code alone, so the decoder validates the
  * whole layout before it writes anything, and an all-zero block costs its
  * code byte only. A block is raw also whenever coding would not be smaller.
@@ -43,7 +47,8 @@
 
 #define SZP_B 32        /* elements per block */
 #define SZP_RAW 255     /* block code: stored raw */
-#define SZP_MAXCODE 164 /* 32 * 5 + 4 */
+#define SZP_ORDER2 165 /* first code of an order-2 block */
+#define SZP_W2MAX 17    /* widest order-2 block: 165 + 17 * 5 + 4 = 254 */
 #define SZP_QMAX 0x1p30 /* |q| bound: differences then fit in 32 bits */
 #define SZP_INLINE static inline __attribute__((always_inline))
 
@@ -58,11 +63,11 @@ static szp_quant_t quant_of(double bound) {
 
 static size_t nblocks(size_t count) { return count / SZP_B + (count % SZP_B != 0); }
 
-/* Bytes a block occupies, from its code; 0 marks an invalid code. The raw
- * size of an all-zero block is 0 too, but 0 elements never form a block. */
+/* Bytes a block occupies, from its code alone (every code 0..255 is valid). */
 static size_t block_bytes(unsigned code, size_t n, size_t esize) {
   if (code == SZP_RAW) return n * esize;
-  return code <= SZP_MAXCODE ? code % 5 + 4 * (code / 5) : SIZE_MAX;
+  if (code >= SZP_ORDER2) return 2 * ((code - SZP_ORDER2) % 5) + 4 * ((code - SZP_ORDER2) / 5);
+  return code % 5 + 4 * (code / 5);
 }
 
 SZP_INLINE double load(const void *p, size_t i, pccl_dtype_t t) {
@@ -181,28 +186,60 @@ static void unpack_planes(const uint8_t *in, unsigned w, uint32_t *z) {
 }
 #endif
 
+static unsigned byte_width(uint32_t v) { return (bit_width(v) + 7) / 8; }
+
+/* The two predictions of a block, zigzag-coded: order 1 (differences, z1[1..])
+ * and order 2 (differences of differences, z2[2..]); their plane counts. */
+typedef struct {
+  uint32_t z1[SZP_B], z2[SZP_B];
+  unsigned w1, w2; /* w2 > SZP_W2MAX: order 2 not usable */
+} szp_pred_t;
+
+SZP_INLINE void predict(const int32_t *q, szp_pred_t *p) {
+  uint32_t any1 = 0;
+  uint64_t any2 = 0;
+  p->z1[0] = p->z2[0] = p->z2[1] = 0;
+  for (int i = 1; i < SZP_B; i++) {
+    p->z1[i] = zigzag((uint32_t)q[i] - (uint32_t)q[i - 1]);
+    any1 |= p->z1[i];
+  }
+  for (int i = 2; i < SZP_B; i++) { /* |q| < 2^30: r fits in 33 bits, so 64 */
+    int64_t r = ((int64_t)q[i] - q[i - 1]) - ((int64_t)q[i - 1] - q[i - 2]);
+    uint64_t zz = ((uint64_t)r << 1) ^ (0 - ((uint64_t)r >> 63));
+    p->z2[i] = (uint32_t)zz;
+    any2 |= zz;
+  }
+  p->w1 = bit_width(any1);
+  p->w2 = any2 >> 32 ? 64 : bit_width((uint32_t)any2);
+}
+
 /* Encodes one block into out (room for n * esize bytes); returns its size. */
 SZP_INLINE size_t encode_block(const void *src, size_t n, pccl_dtype_t t, size_t esize,
                                const szp_quant_t *qz, uint8_t *out, uint8_t *code) {
   int32_t q[SZP_B];
-  uint32_t z[SZP_B], any = 0;
+  szp_pred_t p;
   int bad = quantize(src, n, t, qz, q);
-  z[0] = 0;
-  for (int i = 1; i < SZP_B; i++) {
-    z[i] = zigzag((uint32_t)q[i] - (uint32_t)q[i - 1]);
-    any |= z[i];
-  }
+  predict(q, &p);
   uint32_t z0 = zigzag((uint32_t)q[0]);
-  unsigned w = bit_width(any), len = (bit_width(z0) + 7) / 8;
-  size_t size = len + 4 * (size_t)w;
+  unsigned len1 = byte_width(z0), len2 = len1 > byte_width(p.z1[1]) ? len1 : byte_width(p.z1[1]);
+  size_t size1 = len1 + 4 * (size_t)p.w1;
+  size_t size2 = p.w2 <= SZP_W2MAX ? 2 * len2 + 4 * (size_t)p.w2 : SIZE_MAX;
+  size_t size = size2 < size1 ? size2 : size1;
   if (bad || size >= n * esize) {
     *code = SZP_RAW;
     memcpy(out, src, n * esize);
     return n * esize;
   }
-  *code = (uint8_t)(w * 5 + len);
-  put_le(out, z0, len);
-  pack_planes(z, w, out + len);
+  if (size2 < size1) {
+    *code = (uint8_t)(SZP_ORDER2 + p.w2 * 5 + len2);
+    put_le(out, z0, len2);
+    put_le(out + len2, p.z1[1], len2);
+    pack_planes(p.z2, p.w2, out + 2 * len2);
+  } else {
+    *code = (uint8_t)(p.w1 * 5 + len1);
+    put_le(out, z0, len1);
+    pack_planes(p.z1, p.w1, out + len1);
+  }
   return size;
 }
 
@@ -212,13 +249,19 @@ SZP_INLINE void decode_block(const uint8_t *in, unsigned code, size_t n, pccl_dt
     memcpy(dst, in, n * esize);
     return;
   }
-  unsigned w = code / 5, len = code % 5;
+  int order2 = code >= SZP_ORDER2;
+  unsigned c = order2 ? code - SZP_ORDER2 : code, w = c / 5, len = c % 5;
   uint32_t z[SZP_B];
-  unpack_planes(in + len, w, z);
+  unpack_planes(in + (order2 ? 2 * len : len), w, z);
   int32_t q[SZP_B];
-  uint32_t acc = unzigzag(get_le(in, len)); /* unsigned: corrupt input cannot overflow */
+  /* Unsigned arithmetic: corrupt input wraps instead of overflowing. */
+  uint32_t acc = unzigzag(get_le(in, len));
+  uint32_t d = order2 ? unzigzag(get_le(in + len, len)) : 0;
   q[0] = (int32_t)acc;
-  for (size_t i = 1; i < n; i++) q[i] = (int32_t)(acc += unzigzag(z[i]));
+  for (size_t i = 1; i < n; i++) {
+    d = order2 ? (i == 1 ? d : d + unzigzag(z[i])) : unzigzag(z[i]);
+    q[i] = (int32_t)(acc += d);
+  }
   for (size_t i = 0; i < n; i++) store(dst, i, q[i], step, t);
 }
 
@@ -310,14 +353,11 @@ static pccl_status_t szp_decompress(const pccl_codec_args_t *a, const uint8_t *s
   if (size < nb)
     return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
                                   "szp: %zu payload bytes cannot hold %zu block codes", size, nb);
-  /* Validate the whole layout before writing: every code known, sizes summing to the payload. */
+  /* Validate the whole layout before writing: the sizes must sum to the payload. */
   size_t need = nb;
   for (size_t b = 0; b < nb; b++) {
     size_t n = a->count - b * SZP_B < SZP_B ? a->count - b * SZP_B : SZP_B;
     size_t bytes = block_bytes(src[b], n, a->esize);
-    if (bytes == SIZE_MAX)
-      return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
-                                    "szp: block %zu has invalid code %u", b, src[b]);
     if (bytes > size - need)
       return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
                                     "szp: block %zu runs past the end (%zu bytes)", b, size);

@@ -606,7 +606,7 @@ static void corrupt_stream(pccl_codec_t c, const uint8_t *z, size_t size, size_t
   /* Header fields, each checked by pccl_compressed_info and pccl_decompress. */
   struct { size_t off; uint64_t v; int bytes; const char *name; } hdr[] = {
       {0, 'Q', 1, "magic[0]"}, {1, 'Y', 1, "magic[1]"}, {0, 0, 2, "magic zero"},
-      {2, 0, 1, "version 0"},  {2, 2, 1, "version 2"},  {2, 255, 1, "version 255"},
+      {2, 0, 1, "version 0"},  {2, 1, 1, "version 1"},  {2, 3, 1, "version 3"},  {2, 255, 1, "version 255"},
       {5, 1, 1, "reserved[5]"}, {6, 0x80, 1, "reserved[6]"}, {7, 1, 1, "reserved[7]"},
       {3, PCCL_CODEC_COUNT, 1, "codec id 2"}, {3, 255, 1, "codec id 255"},
       {4, PCCL_INT8, 1, "dtype int8"}, {4, PCCL_UINT32, 1, "dtype uint32"}, {4, PCCL_UINT64, 1, "dtype uint64"},
