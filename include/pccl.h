@@ -298,6 +298,10 @@ PCCL_API pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t 
  * zbinomial (scatter); they apply to these calls only, and the plain calls
  * never run them.
  *
+ * Every rank must pass the same abs_bound and codec, as it passes the same
+ * count: ranks that differ get results within the loosest bound given, no
+ * longer bit-identical across ranks.
+ *
  * Returns what the plain call returns, plus PCCL_ERR_INVALID_ARGUMENT (lossy
  * NULL, lossy->size not sizeof(pccl_lossy_t), abs_bound not positive and
  * finite), PCCL_ERR_INVALID_DTYPE (not a float type), PCCL_ERR_UNSUPPORTED

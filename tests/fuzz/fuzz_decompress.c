@@ -13,17 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fuzz_check.h"
 #include "pccl.h"
 
 #define MAX_COUNT ((size_t)1 << 18)
-
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      abort();                                                                   \
-    }                                                                            \
-  } while (0)
 
 static int is_float(pccl_dtype_t t) {
   return t == PCCL_FLOAT16 || t == PCCL_BFLOAT16 || t == PCCL_FLOAT32 || t == PCCL_FLOAT64;

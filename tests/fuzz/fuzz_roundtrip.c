@@ -13,15 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_check.h"
 #include "pccl.h"
-
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      abort();                                                                   \
-    }                                                                            \
-  } while (0)
 
 /* binary16 (5, 10) or bfloat16 (8, 7) bits to double; written here, not
  * taken from pccl. */
