@@ -296,7 +296,9 @@ PCCL_API pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t 
  * MPI, between all ranks. Algorithms: PCCL_ALGO / pccl_comm_set_algo names
  * zrecdbl and zring (all-reduce), zring (all-gather, reduce-scatter),
  * zbinomial (scatter); they apply to these calls only, and the plain calls
- * never run them.
+ * never run them. Unless one is forced, a lossy call on a single node runs
+ * what the plain call would (exact, stages 0): there, compressing costs
+ * more than memory bandwidth saves.
  *
  * Every rank must pass the same abs_bound and codec, as it passes the same
  * count: ranks that differ get results within the loosest bound given, no

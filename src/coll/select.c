@@ -69,11 +69,15 @@ pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t byt
   return (pccl_choice_t){NULL, 0};
 }
 
-/* Compressed collectives: a forced lossy algorithm, else recursive doubling
- * for small all-reduces (few rounds, each compressing little), the ring for
- * the rest. */
+/* Compressed collectives: a forced lossy algorithm; else, on one node, what
+ * the plain call would run (exact, so within any bound): memory moves
+ * gigabytes a second and compressing costs more than it saves (4 ranks,
+ * 8 MiB all-reduce: zring 38 ms, plain ring 4 ms; docs/results/zcoll/
+ * local-np4.txt); else recursive doubling for small all-reduces (few rounds,
+ * each compressing little), the ring for the rest. */
 pccl_choice_t pccl__select_lossy(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
   if (comm->forced[coll].algo && comm->forced[coll].algo->lossy) return comm->forced[coll];
+  if (comm->nnodes == 1) return pccl__select(comm, coll, bytes);
   pccl_algo_id_t id;
   switch (coll) {
   case PCCL_COLL_ALLREDUCE:

@@ -14,7 +14,9 @@
  * one EDGE^3 field, EDGE^3 / p elements per rank; bound REL x its range.
  * PLAIN-ALGOS (default ring,rabenseifner,hier_ring,hier_rec; hierarchical
  * ones only across nodes) are the uncompressed candidates; the best of them
- * and of pccl's automatic choice is the "uncompressed best". */
+ * and of pccl's automatic choice is the "uncompressed best". The lossy rows
+ * are the lossy call's automatic choice (plain on one node) and each
+ * compressed algorithm forced. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +212,7 @@ static void bench(pccl_comm_t *comm, const opts_t *o, FILE *csv, job_t *j, int m
   int n = 0;
   v[n++] = (variant_t){.kind = V_MPI, .algo = "MPI"};
   n = add_plain(v, n, j->coll == PCCL_COLL_ALLREDUCE ? o->plain : "", multi_node);
+  v[n++] = (variant_t){.kind = V_LOSSY, .algo = "auto"}; /* what a lossy call picks */
   if (j->coll == PCCL_COLL_ALLREDUCE) {
     v[n++] = (variant_t){.kind = V_LOSSY, .algo = "zring"};
     v[n++] = (variant_t){.kind = V_LOSSY, .algo = "zrecdbl"};
