@@ -36,6 +36,7 @@
 #include "codec.h"
 #include "errmsg.h"
 #include "half.h"
+#include "parts.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -287,10 +288,12 @@ SZP_INLINE size_t compress_blocks(const void *src, size_t count, size_t b0, size
   return pos;
 }
 
+/* Blocks [b0, b1), whose data starts at `data`. */
 SZP_INLINE void decompress_blocks(const uint8_t *codes, const uint8_t *data, size_t count,
-                                  size_t nb, pccl_dtype_t t, size_t esize, double step, void *dst) {
+                                  size_t b0, size_t b1, pccl_dtype_t t, size_t esize, double step,
+                                  void *dst) {
   size_t pos = 0;
-  for (size_t b = 0; b < nb; b++) {
+  for (size_t b = b0; b < b1; b++) {
     size_t first = b * SZP_B, n = count - first < SZP_B ? count - first : SZP_B;
     decode_block(data + pos, codes[b], n, t, esize, step, (uint8_t *)dst + first * esize);
     pos += block_bytes(codes[b], n, esize);
@@ -304,8 +307,8 @@ SZP_INLINE void decompress_blocks(const uint8_t *codes, const uint8_t *data, siz
     return compress_blocks(src, count, b0, b1, T, pccl_dtype_size(T), qz, codes, out, cap);   \
   }                                                                                            \
   static void decompress_##name(const uint8_t *codes, const uint8_t *data, size_t count,      \
-                                size_t nb, double step, void *dst) {                          \
-    decompress_blocks(codes, data, count, nb, T, pccl_dtype_size(T), step, dst);              \
+                                size_t b0, size_t b1, double step, void *dst) {               \
+    decompress_blocks(codes, data, count, b0, b1, T, pccl_dtype_size(T), step, dst);          \
   }
 SZP_TYPED(f32, PCCL_FLOAT32)
 SZP_TYPED(f64, PCCL_FLOAT64)
@@ -315,7 +318,7 @@ SZP_TYPED(bf16, PCCL_BFLOAT16)
 typedef struct {
   size_t (*compress)(const void *, size_t, size_t, size_t, const szp_quant_t *, uint8_t *,
                      uint8_t *, size_t);
-  void (*decompress)(const uint8_t *, const uint8_t *, size_t, size_t, double, void *);
+  void (*decompress)(const uint8_t *, const uint8_t *, size_t, size_t, size_t, double, void *);
 } szp_typed_t;
 
 static const szp_typed_t *typed(pccl_dtype_t t) {
@@ -336,37 +339,108 @@ size_t pccl__codec_slot_bytes(size_t count, size_t esize) {
   return PCCL_CODEC_HEADER + szp_bound(&a);
 }
 
+/* Parts of a call run on threads (parts.h): part i holds blocks
+ * [i * nb / parts, (i+1) * nb / parts), at least SZP_PART_BLOCKS each. A part
+ * writes its codes in place and its data at the raw offset of its first
+ * block (data never exceeds raw), then the parts are moved together, so the
+ * stream is byte for byte the one a single thread writes. */
+#define SZP_PART_BLOCKS 8192 /* 256K elements */
+
+typedef struct {
+  const pccl_codec_args_t *a;
+  const void *src;
+  uint8_t *codes, *data;            /* compress: codes, and where the data windows start */
+  const uint8_t *codes_in, *data_in; /* decompress: codes, payload data */
+  const size_t *data_off;  /* decompress: each part's first data byte */
+  void *dst;
+  szp_quant_t qz;
+  size_t nb;
+  int parts;
+  size_t written[PCCL_CODEC_MAX_THREADS];
+} szp_job_t;
+
+static size_t part_first(const szp_job_t *j, int i) { return j->nb * (size_t)i / (size_t)j->parts; }
+
+static size_t raw_bytes(const pccl_codec_args_t *a, size_t b0, size_t b1) {
+  size_t end = b1 * SZP_B < a->count ? b1 * SZP_B : a->count;
+  return (end - b0 * SZP_B) * a->esize;
+}
+
+static int parts_for(size_t nb, int threads) {
+  size_t most = nb / SZP_PART_BLOCKS;
+  return most < 2 ? 1 : (int)(most < (size_t)threads ? most : (size_t)threads);
+}
+
+static void compress_part(void *arg, int i) {
+  szp_job_t *j = arg;
+  size_t b0 = part_first(j, i), b1 = part_first(j, i + 1);
+  j->written[i] = typed(j->a->dtype)->compress(j->src, j->a->count, b0, b1, &j->qz, j->codes,
+                                               j->data + b0 * SZP_B * j->a->esize,
+                                               raw_bytes(j->a, b0, b1));
+}
+
 static pccl_status_t szp_compress(const pccl_codec_args_t *a, const void *src, uint8_t *dst,
                                   size_t cap, size_t *size) {
   size_t nb = nblocks(a->count);
+  int threads;
+  pccl_status_t st = pccl__codec_threads("pccl_compress", &threads);
+  if (st != PCCL_OK) return st;
   if (cap < nb) return PCCL_ERR_INVALID_ARGUMENT;
-  szp_quant_t qz = quant_of(a->bound);
-  size_t data = typed(a->dtype)->compress(src, a->count, 0, nb, &qz, dst, dst + nb, cap - nb);
-  if (data == SIZE_MAX) return PCCL_ERR_INVALID_ARGUMENT;
-  *size = nb + data;
+  szp_job_t j = {.a = a, .src = src, .codes = dst, .data = dst + nb, .qz = quant_of(a->bound), .nb = nb};
+  /* Threads need each part's raw-size window: a full-bound capacity. */
+  j.parts = cap - nb >= a->count * a->esize ? parts_for(nb, threads) : 1;
+  if (j.parts == 1) {
+    size_t data = typed(a->dtype)->compress(src, a->count, 0, nb, &j.qz, dst, dst + nb, cap - nb);
+    if (data == SIZE_MAX) return PCCL_ERR_INVALID_ARGUMENT;
+    *size = nb + data;
+    return PCCL_OK;
+  }
+  pccl__run_parts(j.parts, compress_part, &j);
+  size_t pos = j.written[0];
+  for (int i = 1; i < j.parts; i++) {
+    memmove(j.data + pos, j.data + part_first(&j, i) * SZP_B * a->esize, j.written[i]);
+    pos += j.written[i];
+  }
+  *size = nb + pos;
   return PCCL_OK;
+}
+
+static void decompress_part(void *arg, int i) {
+  szp_job_t *j = arg;
+  typed(j->a->dtype)->decompress(j->codes_in, j->data_in + j->data_off[i], j->a->count, part_first(j, i),
+                                 part_first(j, i + 1), j->qz.step, j->dst);
 }
 
 static pccl_status_t szp_decompress(const pccl_codec_args_t *a, const uint8_t *src, size_t size,
                                     void *dst) {
   size_t nb = nblocks(a->count);
+  int threads;
+  pccl_status_t st = pccl__codec_threads("pccl_decompress", &threads);
+  if (st != PCCL_OK) return st;
   if (size < nb)
     return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
                                   "szp: %zu payload bytes cannot hold %zu block codes", size, nb);
-  /* Validate the whole layout before writing: the sizes must sum to the payload. */
+  szp_job_t j = {.a = a, .codes_in = src, .data_in = src + nb, .dst = dst,
+                 .qz = quant_of(a->bound), .nb = nb, .parts = parts_for(nb, threads)};
+  size_t data_off[PCCL_CODEC_MAX_THREADS + 1];
+  /* Validate the whole layout before writing: the sizes must sum to the
+   * payload. The walk also finds where each part's data starts. */
   size_t need = nb;
-  for (size_t b = 0; b < nb; b++) {
-    size_t n = a->count - b * SZP_B < SZP_B ? a->count - b * SZP_B : SZP_B;
-    size_t bytes = block_bytes(src[b], n, a->esize);
-    if (bytes > size - need)
-      return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
-                                    "szp: block %zu runs past the end (%zu bytes)", b, size);
-    need += bytes;
+  for (int i = 0, b = 0; i < j.parts; i++) {
+    data_off[i] = need - nb;
+    for (; (size_t)b < part_first(&j, i + 1); b++) {
+      size_t bytes = block_bytes(src[b], raw_bytes(a, (size_t)b, (size_t)b + 1) / a->esize, a->esize);
+      if (bytes > size - need)
+        return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
+                                      "szp: block %d runs past the end (%zu bytes)", b, size);
+      need += bytes;
+    }
   }
   if (need != size)
     return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
                                   "szp: %zu payload bytes, the blocks account for %zu", size, need);
-  typed(a->dtype)->decompress(src, src + nb, a->count, nb, quant_of(a->bound).step, dst);
+  j.data_off = data_off;
+  pccl__run_parts(j.parts, decompress_part, &j);
   return PCCL_OK;
 }
 

@@ -14,19 +14,6 @@ int pccl__coll_from_name(const char *name) {
   return -1;
 }
 
-pccl_status_t pccl__parse_int(const char *name, const char *text, long min, long max, long *out,
-                              char *err, size_t errlen) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (text[0] == '\0' || *end != '\0' || errno == ERANGE || v < min || v > max) {
-    snprintf(err, errlen, "%s=\"%s\" is not an integer in [%ld, %ld]", name, text, min, max);
-    return PCCL_ERR_CONFIG;
-  }
-  *out = v;
-  return PCCL_OK;
-}
-
 /* One "coll:algo[:k]" entry of PCCL_ALGO, in place (the entry is modified). */
 static pccl_status_t parse_entry(char *entry, pccl_choice_t forced[PCCL_COLL_COUNT], char *err,
                                  size_t errlen) {

@@ -12,7 +12,7 @@
 pccl_status_t pccl__parse_algo_list(const char *text, pccl_choice_t forced[PCCL_COLL_COUNT],
                                     char *err, size_t errlen);
 
-/* Parses a whole decimal integer in [min, max]. */
+/* Parses a whole decimal integer in [min, max] (parse.c). */
 pccl_status_t pccl__parse_int(const char *name, const char *text, long min, long max, long *out,
                               char *err, size_t errlen);
 

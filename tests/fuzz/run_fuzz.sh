@@ -39,13 +39,14 @@ fi
 # The codec and what it needs, without ZFP (libzfp is not instrumented),
 # compiled once and linked into the seed maker and both targets.
 inc="-I$src/include -I$build/include -I$src/src/compress -I$src/src/core -I$src/src/kernels"
+inc="$inc -I$src/src/algo -I$src/src/sched" # config.h's declarations
 flags="-O1 -g -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -fno-sanitize-recover=all $inc"
 san="-fsanitize=fuzzer-no-link,address,undefined"
 set -e
 mkdir -p "$out/obj"
 objs=
-for f in src/compress/codec.c src/compress/szp.c src/compress/zfp.c src/core/errmsg.c \
-         src/core/names.c tools/common/datagen.c; do
+for f in src/compress/codec.c src/compress/szp.c src/compress/zfp.c src/compress/parts.c \
+         src/core/errmsg.c src/core/parse.c src/core/names.c tools/common/datagen.c; do
   o="$out/obj/$(basename "$f" .c).o"
   # shellcheck disable=SC2086
   "$cc" $flags $san -c "$src/$f" -o "$o"
@@ -53,10 +54,10 @@ for f in src/compress/codec.c src/compress/szp.c src/compress/zfp.c src/core/err
 done
 # shellcheck disable=SC2086
 "$cc" $flags $san -I"$src/tools/common" "$src/tests/fuzz/make_seeds.c" "$out/obj/datagen.o" $objs \
-  -lm -o "$out/make_seeds"
+  -lm -lpthread -o "$out/make_seeds"
 for t in fuzz_decompress fuzz_roundtrip; do
   # shellcheck disable=SC2086
-  "$cc" $flags -fsanitize=fuzzer,address,undefined "$src/tests/fuzz/$t.c" $objs -lm -o "$out/$t"
+  "$cc" $flags -fsanitize=fuzzer,address,undefined "$src/tests/fuzz/$t.c" $objs -lm -lpthread -o "$out/$t"
 done
 rm -rf "$out/seeds_decompress" "$out/seeds_roundtrip"
 mkdir -p "$out/seeds_decompress" "$out/seeds_roundtrip" "$out/corpus_decompress" "$out/corpus_roundtrip"

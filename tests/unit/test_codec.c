@@ -392,6 +392,50 @@ static void test_deterministic(void) {
   free(x), free(f), free(a), free(b);
 }
 
+/* Threads (PCCL_CODEC_THREADS) split the blocks into parts: the stream must
+ * be byte for byte the single-thread one, and decode to the same values;
+ * a capacity short of the full bound falls back to one thread; a malformed
+ * value is PCCL_ERR_CONFIG naming the variable. */
+static void test_threads(void) {
+  size_t n = ((size_t)1 << 20) + 77, s1 = 0, s2 = 0, s3 = 0;
+  size_t cap = pccl_compress_bound(PCCL_CODEC_SZP, n, PCCL_FLOAT32);
+  double *x = malloc(n * sizeof(double));
+  float *f = malloc(n * sizeof(float)), *y1 = malloc(n * sizeof(float)), *y2 = malloc(n * sizeof(float));
+  uint8_t *a = malloc(cap), *b = malloc(cap), *c = malloc(cap);
+  pccl_data_fill(PCCL_DATA_WAVEFIELD, x, 128, 128, 64, 0, 5);
+  for (size_t i = 0; i < n; i++) x[i] = i < (size_t)1 << 20 ? x[i] : (double)i * 1e-7;
+  to_dtype(x, n, PCCL_FLOAT32, f);
+  unsetenv("PCCL_CODEC_THREADS");
+  pccl_status_t st1 = pccl_compress(PCCL_CODEC_SZP, f, n, PCCL_FLOAT32, 1e-4, a, cap, &s1);
+  pccl_status_t d1 = pccl_decompress(a, s1, y1, n, PCCL_FLOAT32);
+  const char *counts[] = {"2", "3", "64"};
+  for (int k = 0; k < 3; k++) {
+    setenv("PCCL_CODEC_THREADS", counts[k], 1);
+    pccl_status_t st2 = pccl_compress(PCCL_CODEC_SZP, f, n, PCCL_FLOAT32, 1e-4, b, cap, &s2);
+    expect(st1 == PCCL_OK && st2 == PCCL_OK && s1 == s2 && memcmp(a, b, s1) == 0,
+           "szp with %s threads: the same stream as one thread (%zu / %zu bytes)", counts[k], s1, s2);
+    memset(y2, 0xA5, n * sizeof(float));
+    pccl_status_t d2 = pccl_decompress(a, s1, y2, n, PCCL_FLOAT32);
+    expect(d1 == PCCL_OK && d2 == PCCL_OK && memcmp(y1, y2, n * sizeof(float)) == 0,
+           "szp with %s threads: decodes to the same values", counts[k]);
+  }
+  /* Room for the stream but not the full bound: one thread, same bytes. */
+  pccl_status_t st3 = pccl_compress(PCCL_CODEC_SZP, f, n, PCCL_FLOAT32, 1e-4, c, s1 + 24, &s3);
+  expect(st3 == PCCL_OK && s3 == s1 && memcmp(a, c, s1) == 0,
+         "szp with threads and a short capacity: the same stream");
+  const char *bad[] = {"0", "65", "two", "-1", "2 "};
+  for (int k = 0; k < 5; k++) {
+    setenv("PCCL_CODEC_THREADS", bad[k], 1);
+    pccl_status_t sc = pccl_compress(PCCL_CODEC_SZP, f, n, PCCL_FLOAT32, 1e-4, b, cap, &s2);
+    int named = strstr(pccl__thread_error(), "PCCL_CODEC_THREADS") != NULL;
+    pccl_status_t sd = pccl_decompress(a, s1, y2, n, PCCL_FLOAT32);
+    expect(sc == PCCL_ERR_CONFIG && sd == PCCL_ERR_CONFIG && named,
+           "PCCL_CODEC_THREADS=\"%s\": PCCL_ERR_CONFIG naming it (%d, %d)", bad[k], (int)sc, (int)sd);
+  }
+  unsetenv("PCCL_CODEC_THREADS");
+  free(x), free(f), free(y1), free(y2), free(a), free(b), free(c);
+}
+
 /* ---- ratios -------------------------------------------------------------- */
 
 static double ratio_of(pccl_codec_t c, const void *x, size_t n, pccl_dtype_t t, double bound) {
@@ -685,6 +729,7 @@ int main(void) {
   test_special();
   test_zfp();
   test_deterministic();
+  test_threads();
   test_ratios();
   test_arguments();
   test_corrupt();

@@ -1,0 +1,21 @@
+/* parse.c - the strict integer parser behind every numeric environment
+ * variable (declared in config.h). On its own so the codec, which reads
+ * PCCL_CODEC_THREADS, needs nothing else of the configuration code. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "config.h"
+
+pccl_status_t pccl__parse_int(const char *name, const char *text, long min, long max, long *out,
+                              char *err, size_t errlen) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (text[0] == '\0' || *end != '\0' || errno == ERANGE || v < min || v > max) {
+    snprintf(err, errlen, "%s=\"%s\" is not an integer in [%ld, %ld]", name, text, min, max);
+    return PCCL_ERR_CONFIG;
+  }
+  *out = v;
+  return PCCL_OK;
+}
