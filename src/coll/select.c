@@ -58,7 +58,7 @@ static const rule_t rules[] = {
 pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
   if (comm->forced[coll].algo && !comm->forced[coll].algo->lossy) return comm->forced[coll];
   if (comm->tune_sec) {
-    pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, bytes);
+    pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, 0, bytes);
     if (ch.algo) return ch;
   }
   int multi_node = comm->nnodes > 1 && comm->nnodes < comm->size;
@@ -73,11 +73,17 @@ pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t byt
  * the plain call would run (exact, so within any bound): memory moves
  * gigabytes a second and compressing costs more than it saves (4 ranks,
  * 8 MiB all-reduce: zring 38 ms, plain ring 4 ms; docs/results/zcoll/
- * local-np4.txt); else recursive doubling for small all-reduces (few rounds,
- * each compressing little), the ring for the rest. */
+ * local-np4.txt); else the tuning table's lossy rows (pccl-tune --ratio,
+ * compressed or plain, whichever it predicts faster); else recursive doubling
+ * for small all-reduces (few rounds, each compressing little), the ring for
+ * the rest. */
 pccl_choice_t pccl__select_lossy(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
   if (comm->forced[coll].algo && comm->forced[coll].algo->lossy) return comm->forced[coll];
   if (comm->nnodes == 1) return pccl__select(comm, coll, bytes);
+  if (comm->tune_sec) {
+    pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, 1, bytes);
+    if (ch.algo) return ch;
+  }
   pccl_algo_id_t id;
   switch (coll) {
   case PCCL_COLL_ALLREDUCE:

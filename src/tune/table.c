@@ -47,8 +47,11 @@ static int add_section(pccl_tune_table_t *t, int nranks, int rpn) {
   return 1;
 }
 
-/* A row "coll max_bytes algo[:k]" of the current section. */
-static int add_row(pccl_tune_table_t *t, char **tok, int line, char *err, size_t errlen) {
+/* A row "coll max_bytes algo[:k]" of the current section; a lossy row (for
+ * the lossy calls) may name compressed or plain algorithms, a plain row only
+ * plain ones. */
+static int add_row(pccl_tune_table_t *t, char **tok, int lossy, int line, char *err,
+                   size_t errlen) {
   int coll = pccl__coll_from_name(tok[0]);
   if (coll < 0) return bad(err, errlen, line, "unknown collective", tok[0]);
   size_t max;
@@ -57,14 +60,16 @@ static int add_row(pccl_tune_table_t *t, char **tok, int line, char *err, size_t
   char why[160];
   if (pccl_choice_parse((pccl_coll_t)coll, tok[2], &ch, why, sizeof(why)) != PCCL_OK)
     return bad(err, errlen, line, why, tok[2]);
+  if (ch.algo->lossy && !lossy)
+    return bad(err, errlen, line, "a compressed algorithm in a plain row (prefix it with lossy)", tok[2]);
   pccl_tune_section_t *s = &t->secs[t->nsecs - 1];
   for (int i = s->first; i < t->nrows; i++)
-    if ((int)t->rows[i].coll == coll && t->rows[i].max_bytes >= max)
+    if ((int)t->rows[i].coll == coll && t->rows[i].lossy == lossy && t->rows[i].max_bytes >= max)
       return bad(err, errlen, line, "sizes of a collective must increase", tok[1]);
   pccl_tune_row_t *nr = realloc(t->rows, ((size_t)t->nrows + 1) * sizeof(*nr));
   if (!nr) return bad(err, errlen, line, "out of memory at", tok[0]);
   t->rows = nr;
-  t->rows[t->nrows++] = (pccl_tune_row_t){(pccl_coll_t)coll, max, ch};
+  t->rows[t->nrows++] = (pccl_tune_row_t){(pccl_coll_t)coll, lossy, max, ch};
   s->nrows++;
   return 1;
 }
@@ -86,9 +91,11 @@ static int parse_line(pccl_tune_table_t *t, char *s, int line, char *err, size_t
     if (r < 0) return bad(err, errlen, line, "duplicate layout", tok[1]);
     return r ? 1 : bad(err, errlen, line, "out of memory at", tok[0]);
   }
-  if (n != 3) return bad(err, errlen, line, "expected: COLLECTIVE MAX_BYTES ALGORITHM[:K], got", tok[0]);
+  int lossy = strcmp(tok[0], "lossy") == 0;
+  if (n - lossy != 3)
+    return bad(err, errlen, line, "expected: [lossy] COLLECTIVE MAX_BYTES ALGORITHM[:K], got", tok[0]);
   if (t->nsecs == 0) return bad(err, errlen, line, "row before any layout line", tok[0]);
-  return add_row(t, tok, line, err, errlen);
+  return add_row(t, tok + lossy, lossy, line, err, errlen);
 }
 
 pccl_status_t pccl_tune_parse(const char *text, pccl_tune_table_t *t, char *err, size_t errlen) {
@@ -178,9 +185,10 @@ const pccl_tune_section_t *pccl_tune_section(const pccl_tune_table_t *t, int nra
 }
 
 pccl_choice_t pccl_tune_lookup(const pccl_tune_table_t *t, const pccl_tune_section_t *s,
-                               pccl_coll_t coll, size_t bytes) {
+                               pccl_coll_t coll, int lossy, size_t bytes) {
   for (int i = s->first; i < s->first + s->nrows; i++)
-    if (t->rows[i].coll == coll && bytes <= t->rows[i].max_bytes) return t->rows[i].choice;
+    if (t->rows[i].coll == coll && t->rows[i].lossy == lossy && bytes <= t->rows[i].max_bytes)
+      return t->rows[i].choice;
   return (pccl_choice_t){NULL, 0};
 }
 
@@ -188,8 +196,9 @@ uint32_t pccl_tune_hash(const pccl_tune_table_t *t, const pccl_tune_section_t *s
   uint32_t h = 2166136261u;
   if (!s) return h;
   for (int i = s->first; i < s->first + s->nrows; i++) {
-    uint64_t v[4] = {(uint64_t)t->rows[i].coll, (uint64_t)t->rows[i].max_bytes,
-                     (uint64_t)t->rows[i].choice.algo->id, (uint64_t)t->rows[i].choice.k};
+    uint64_t v[5] = {(uint64_t)t->rows[i].coll, (uint64_t)t->rows[i].max_bytes,
+                     (uint64_t)t->rows[i].choice.algo->id, (uint64_t)t->rows[i].choice.k,
+                     (uint64_t)t->rows[i].lossy};
     const unsigned char *b = (const unsigned char *)v;
     for (size_t j = 0; j < sizeof(v); j++) h = (h ^ b[j]) * 16777619u;
   }

@@ -11,6 +11,7 @@
 
 typedef struct {
   pccl_coll_t coll;
+  int lossy;        /* a row for the pccl_*_lossy calls ("lossy" prefix) */
   size_t max_bytes; /* this row serves sizes up to here (SIZE_MAX: all) */
   pccl_choice_t choice;
 } pccl_tune_row_t;
@@ -41,10 +42,10 @@ void pccl_tune_free(pccl_tune_table_t *t);
 const pccl_tune_section_t *pccl_tune_section(const pccl_tune_table_t *t, int nranks,
                                              int ranks_per_node);
 
-/* The choice for `coll` at `bytes` in section s; algo NULL when the section
- * has no row that covers it. */
+/* The choice for `coll` at `bytes` in section s, from its plain rows or
+ * (lossy) its rows for the lossy calls; algo NULL when no row covers it. */
 pccl_choice_t pccl_tune_lookup(const pccl_tune_table_t *t, const pccl_tune_section_t *s,
-                               pccl_coll_t coll, size_t bytes);
+                               pccl_coll_t coll, int lossy, size_t bytes);
 
 /* A hash of a section's rows, so ranks can check they agree. */
 uint32_t pccl_tune_hash(const pccl_tune_table_t *t, const pccl_tune_section_t *s);

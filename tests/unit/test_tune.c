@@ -38,20 +38,20 @@ static void test_good(void) {
   expect(s && s->nranks == 16, "section for 16:2");
   expect(pccl_tune_section(&t, 20, 2) == s, "nearest rank count with the same ranks per node");
   expect(pccl_tune_section(&t, 16, 4) == NULL, "no section for another ranks per node");
-  pccl_choice_t c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLGATHER, 65536);
+  pccl_choice_t c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLGATHER, 0, 65536);
   expect(c.algo && !strcmp(c.algo->name, "recmul") && c.k == 4, "64 KiB: recmul:4 (bound included)");
-  c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLGATHER, 65537);
+  c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLGATHER, 0, 65537);
   expect(c.algo && !strcmp(c.algo->name, "hier_recmul") && c.k == 8, "64 KiB + 1: hier_recmul:8");
-  c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLGATHER, (size_t)1 << 40);
+  c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLGATHER, 0, (size_t)1 << 40);
   expect(c.algo && !strcmp(c.algo->name, "kring") && c.k == 2, "inf row: kring:2");
-  c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLREDUCE, 8);
+  c = pccl_tune_lookup(&t, s, PCCL_COLL_ALLREDUCE, 0, 8);
   expect(c.algo && !strcmp(c.algo->name, "ring") && c.k == 0, "allreduce: ring, no k");
-  c = pccl_tune_lookup(&t, s, PCCL_COLL_REDUCE_SCATTER, 8);
+  c = pccl_tune_lookup(&t, s, PCCL_COLL_REDUCE_SCATTER, 0, 8);
   expect(c.algo == NULL, "no row for reduce-scatter: no choice");
   const pccl_tune_section_t *s8 = pccl_tune_section(&t, 64, 8);
-  c = pccl_tune_lookup(&t, s8, PCCL_COLL_ALLGATHER, 1024);
+  c = pccl_tune_lookup(&t, s8, PCCL_COLL_ALLGATHER, 0, 1024);
   expect(c.algo && !strcmp(c.algo->name, "recdbl") && c.k == 2, "recdbl carries its fixed k=2");
-  expect(pccl_tune_lookup(&t, s8, PCCL_COLL_ALLGATHER, 1025).algo == NULL, "beyond the last row: none");
+  expect(pccl_tune_lookup(&t, s8, PCCL_COLL_ALLGATHER, 0, 1025).algo == NULL, "beyond the last row: none");
   expect(pccl_tune_hash(&t, s) != pccl_tune_hash(&t, s8), "sections hash apart");
   pccl_tune_free(&t);
 }
@@ -80,6 +80,10 @@ static void test_bad(void) {
       "layout 16 2\nallgather 8 ring extra\n",       /* too many fields */
       "layout 16 2\nallgather\n",                    /* too few */
       "frobnicate 1 2\n",                            /* unknown keyword */
+      "layout 16 2\nallreduce 8 zring\n",            /* compressed algorithm in a plain row */
+      "layout 16 2\nlossy allreduce 8\n",            /* lossy row too short */
+      "layout 16 2\nlossy lossy allreduce 8 zring\n", /* twice */
+      "layout 16 2\nlossy allreduce 64 zring\nlossy allreduce 64 ring\n", /* not increasing */
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     pccl_tune_table_t t;
@@ -101,6 +105,42 @@ static void test_bad(void) {
          "missing file refused");
 }
 
+/* Rows for the lossy calls: apart from the plain ones, compressed or plain
+ * algorithms, their own increasing sizes, in the hash. */
+static void test_lossy(void) {
+  const char *text = "layout 16 2\n"
+                     "allreduce 1024 recdbl\n"
+                     "allreduce inf ring\n"
+                     "lossy allreduce 4096 recdbl\n"
+                     "lossy allreduce 1048576 zrecdbl\n"
+                     "lossy allreduce inf zring\n"
+                     "lossy scatter inf zbinomial\n";
+  pccl_tune_table_t t, u;
+  char err[256] = "";
+  expect(pccl_tune_parse(text, &t, err, sizeof err) == PCCL_OK, "lossy rows parse");
+  const pccl_tune_section_t *s = pccl_tune_section(&t, 16, 2);
+  struct { pccl_coll_t coll; int lossy; size_t bytes; const char *want; } cases[] = {
+      {PCCL_COLL_ALLREDUCE, 0, 512, "recdbl"},   {PCCL_COLL_ALLREDUCE, 0, 1 << 20, "ring"},
+      {PCCL_COLL_ALLREDUCE, 1, 512, "recdbl"},   {PCCL_COLL_ALLREDUCE, 1, 8192, "zrecdbl"},
+      {PCCL_COLL_ALLREDUCE, 1, 1 << 20, "zrecdbl"}, {PCCL_COLL_ALLREDUCE, 1, (1 << 20) + 1, "zring"},
+      {PCCL_COLL_SCATTER, 1, 64, "zbinomial"},   {PCCL_COLL_SCATTER, 0, 64, NULL},
+  };
+  for (size_t i = 0; s && i < sizeof cases / sizeof cases[0]; i++) {
+    pccl_choice_t c = pccl_tune_lookup(&t, s, cases[i].coll, cases[i].lossy, cases[i].bytes);
+    char what[160];
+    snprintf(what, sizeof what, "lookup %s lossy=%d at %zu: %s", pccl_coll_name(cases[i].coll),
+             cases[i].lossy, cases[i].bytes, cases[i].want ? cases[i].want : "none");
+    expect(cases[i].want ? c.algo && strcmp(c.algo->name, cases[i].want) == 0 : c.algo == NULL, what);
+  }
+  /* The same rows, one marked plain instead: the hash tells them apart. */
+  expect(pccl_tune_parse("layout 16 2\nallreduce inf ring\n", &u, err, sizeof err) == PCCL_OK &&
+             pccl_tune_parse("layout 16 2\nlossy allreduce inf ring\n", &t, err, sizeof err) == PCCL_OK,
+         "one plain and one lossy ring row parse");
+  expect(pccl_tune_hash(&t, &t.secs[0]) != pccl_tune_hash(&u, &u.secs[0]), "lossy rows hash apart");
+  pccl_tune_free(&t);
+  pccl_tune_free(&u);
+}
+
 static void test_builtin(void) {
   pccl_tune_table_t t;
   char err[256] = "";
@@ -112,6 +152,7 @@ static void test_builtin(void) {
 int main(void) {
   test_good();
   test_bad();
+  test_lossy();
   test_builtin();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

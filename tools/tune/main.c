@@ -6,9 +6,13 @@
  * Also writes every prediction as CSV, and the table as C source for the
  * library's built-in table. Needs no MPI.
  *
+ * With --ratio R it also writes rows for the lossy calls ("lossy ..."):
+ * compressed algorithms, their streams simulated at ratio R, against the
+ * plain ones, for the collectives that have compressed algorithms.
+ *
  * usage: pccl-tune --profile FILE --layout N:M [--layout N:M ...] [-o TABLE]
  *                  [--csv FILE] [--c-source FILE] [-c COLLS] [-b 8] [-e 8M]
- *                  [-k 2,3,4,8] [-q] */
+ *                  [-k 2,3,4,8] [--ratio R] [-q] */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +34,7 @@ typedef struct {
   int colls[PCCL_COLL_COUNT], ncolls;
   size_t min_bytes, max_bytes;
   int ks[MAX_KS], nks;
+  double ratio; /* > 0: also tune the lossy calls, streams at this ratio */
   int quiet;
 } options_t;
 
@@ -44,6 +49,8 @@ static void usage(FILE *out) {
         "  -b SIZE, -e SIZE smallest and largest size in bytes, powers of two between\n"
         "                   (default 8 and 8M; K, M, G suffixes; sizes as pccl-bench)\n"
         "  -k LIST          values of k for parameterized algorithms (default 2,3,4,8)\n"
+        "  --ratio R        also write rows for the lossy calls, compressed streams\n"
+        "                   simulated at compression ratio R (>= 1)\n"
         "  -q               no progress on standard error\n"
         "exit status: 0 success, 1 a simulation failed, 2 bad arguments or profile\n",
         out);
@@ -107,6 +114,7 @@ static int parse_args(int argc, char **argv, options_t *o, char *err) {
     else if (!strcmp(f, "-b")) ok = pccl_cli_size(v, &o->min_bytes);
     else if (!strcmp(f, "-e")) ok = pccl_cli_size(v, &o->max_bytes);
     else if (!strcmp(f, "-k")) ok = parse_ints(v, o->ks, MAX_KS, 2, PCCL_K_MAX, ',', &o->nks);
+    else if (!strcmp(f, "--ratio")) ok = pccl_cli_real(v, 1.0, 1e6, &o->ratio);
     else if (!strcmp(f, "--layout")) {
       ok = o->nlayouts < MAX_LAYOUTS &&
            parse_ints(v, o->layouts[o->nlayouts], 2, 1, 1 << 20, ':', &n) && n == 2;
@@ -131,14 +139,15 @@ static int parse_args(int argc, char **argv, options_t *o, char *err) {
   return 1;
 }
 
-/* The candidates for one collective on a layout. */
-static int candidates(const options_t *o, pccl_coll_t coll, int nranks, int nnodes,
+/* The candidates for one collective on a layout: the plain algorithms, and
+ * for the lossy calls the compressed ones too. */
+static int candidates(const options_t *o, pccl_coll_t coll, int lossy, int nranks, int nnodes,
                       pccl_choice_t *out) {
   int n = 0;
   for (int i = 0; i < PCCL_ALGO_COUNT; i++) {
     const pccl_algo_t *a = &pccl_algos[i];
     int hier = strncmp(a->name, "hier_", 5) == 0;
-    if (a->coll != coll || a->lossy || (hier && nnodes < 2)) continue;
+    if (a->coll != coll || (a->lossy && !lossy) || (hier && nnodes < 2)) continue;
     if (!a->kset) {
       if (n < MAX_CANDS) out[n++] = (pccl_choice_t){a, a->k};
       continue;
@@ -187,14 +196,14 @@ static void emit(out_t *w, const char *fmt, ...) {
 /* The fastest candidate at one size; -1 when the size is below one element
  * per rank, -2 when a simulation failed. */
 static int best_at(const pccl_profile_t *p, const pccl_choice_t *cand, int ncand, pccl_coll_t coll,
-                   int nranks, int rpn, size_t bytes, out_t *w) {
+                   int nranks, int rpn, size_t bytes, double ratio, out_t *w) {
   size_t esize = 4, mult = whole_vector(coll) ? (size_t)nranks : 1;
   size_t count = bytes / (mult * esize);
   if (count == 0) return -1;
   int best = -1;
   double best_t = 0;
   for (int i = 0; i < ncand; i++) {
-    pccl_sim_case_t c = {coll, cand[i].algo, cand[i].k, nranks, rpn, count, esize, 0};
+    pccl_sim_case_t c = {coll, cand[i].algo, cand[i].k, nranks, rpn, count, esize, ratio};
     pccl_sim_result_t r;
     if (pccl_sim_run(p, &c, &r) != PCCL_OK) {
       fprintf(stderr, "pccl-tune: simulating %s %s:%d on %d ranks at %zu bytes failed\n",
@@ -202,8 +211,8 @@ static int best_at(const pccl_profile_t *p, const pccl_choice_t *cand, int ncand
       return -2;
     }
     if (w->csv)
-      fprintf(w->csv, "%d,%d,%s,%zu,%s,%d,%.6f\n", nranks, rpn, pccl_coll_name(coll), bytes,
-              cand[i].algo->name, cand[i].k, r.seconds * 1e6);
+      fprintf(w->csv, "%d,%d,%s,%d,%zu,%s,%d,%.6f\n", nranks, rpn, pccl_coll_name(coll), ratio > 0,
+              bytes, cand[i].algo->name, cand[i].k, r.seconds * 1e6);
     if (best < 0 || r.seconds < best_t) {
       best = i;
       best_t = r.seconds;
@@ -219,29 +228,40 @@ static void progress(out_t *w, int nranks, int rpn, pccl_coll_t coll, size_t byt
             nranks, rpn, pccl_coll_name(coll), bytes);
 }
 
+/* One row: "[lossy ]coll max algo[:k]". */
+static void emit_row(out_t *w, int lossy, pccl_coll_t coll, const char *max, pccl_choice_t c) {
+  emit(w, "%s%s %s %s", lossy ? "lossy " : "", pccl_coll_name(coll), max, c.algo->name);
+  emit(w, c.algo->kset ? ":%d\n" : "\n", c.k);
+}
+
 static int tune_coll(const options_t *o, const pccl_profile_t *p, int nranks, int rpn,
-                     pccl_coll_t coll, out_t *w) {
+                     pccl_coll_t coll, int lossy, out_t *w) {
   int nnodes = (nranks + rpn - 1) / rpn;
   pccl_choice_t cand[MAX_CANDS];
-  int ncand = candidates(o, coll, nranks, nnodes, cand);
+  int ncand = candidates(o, coll, lossy, nranks, nnodes, cand);
   pccl_choice_t run = {NULL, 0};
   size_t run_end = 0;
+  char max[32];
   for (size_t bytes = o->min_bytes; bytes <= o->max_bytes; bytes *= 2) {
-    int b = best_at(p, cand, ncand, coll, nranks, rpn, bytes, w);
+    int b = best_at(p, cand, ncand, coll, nranks, rpn, bytes, lossy ? o->ratio : 0, w);
     progress(w, nranks, rpn, coll, bytes);
     if (b == -2) return 1;
     if (b < 0) continue;
     if (run.algo && (run.algo != cand[b].algo || run.k != cand[b].k)) {
-      emit(w, "%s %zu %s", pccl_coll_name(coll), run_end, run.algo->name);
-      emit(w, run.algo->kset ? ":%d\n" : "\n", run.k);
+      snprintf(max, sizeof max, "%zu", run_end);
+      emit_row(w, lossy, coll, max, run);
     }
     run = cand[b];
     run_end = bytes;
   }
-  if (run.algo) {
-    emit(w, "%s inf %s", pccl_coll_name(coll), run.algo->name);
-    emit(w, run.algo->kset ? ":%d\n" : "\n", run.k);
-  }
+  if (run.algo) emit_row(w, lossy, coll, "inf", run);
+  return 0;
+}
+
+/* Whether the lossy calls of coll have compressed algorithms to tune. */
+static int has_lossy(pccl_coll_t coll) {
+  for (int i = 0; i < PCCL_ALGO_COUNT; i++)
+    if (pccl_algos[i].coll == coll && pccl_algos[i].lossy) return 1;
   return 0;
 }
 
@@ -288,10 +308,11 @@ int main(int argc, char **argv) {
             strerror(errno));
     return 2;
   }
-  if (w.csv) fputs("nranks,ranks_per_node,collective,bytes,algorithm,k,time_us\n", w.csv);
-  int nsizes = 0;
+  if (w.csv) fputs("nranks,ranks_per_node,collective,lossy,bytes,algorithm,k,time_us\n", w.csv);
+  int nsizes = 0, nlossy = 0;
   for (size_t b = o.min_bytes; b <= o.max_bytes; b *= 2) nsizes++;
-  w.total = nsizes * o.ncolls * o.nlayouts;
+  for (int c = 0; c < o.ncolls; c++) nlossy += o.ratio > 0 && has_lossy((pccl_coll_t)o.colls[c]);
+  w.total = nsizes * (o.ncolls + nlossy) * o.nlayouts;
   emit(&w, "# pccl tuning table (docs/tuning-format.md), profile %s, made by:\n#  ", p.name);
   for (int i = 0; i < argc; i++) emit(&w, " %s", i == 0 ? "pccl-tune" : argv[i]);
   emit(&w, "\n");
@@ -300,7 +321,10 @@ int main(int argc, char **argv) {
     int nranks = o.layouts[l][0], rpn = o.layouts[l][1];
     emit(&w, "layout %d %d\n", nranks, rpn);
     for (int c = 0; c < o.ncolls && !failed; c++)
-      failed = tune_coll(&o, &p, nranks, rpn, (pccl_coll_t)o.colls[c], &w);
+      failed = tune_coll(&o, &p, nranks, rpn, (pccl_coll_t)o.colls[c], 0, &w);
+    for (int c = 0; c < o.ncolls && !failed; c++)
+      if (o.ratio > 0 && has_lossy((pccl_coll_t)o.colls[c]))
+        failed = tune_coll(&o, &p, nranks, rpn, (pccl_coll_t)o.colls[c], 1, &w);
   }
   if (!o.quiet) fputc('\n', stderr);
   if (!failed && o.csource && !write_c_source(o.csource, &w)) {
