@@ -211,8 +211,9 @@ PCCL_API const char *pccl_codec_name(pccl_codec_t codec);
 PCCL_API int pccl_codec_available(pccl_codec_t codec);
 
 /* Capacity pccl_compress needs at most for `count` elements, header
- * included; 0 for an unknown or unavailable codec, a non-float datatype,
- * or a size that does not fit in size_t. */
+ * included; 0 for an unknown or unavailable codec, a datatype the codec does
+ * not take (zfp: float16, bfloat16; every codec: non-float types), or a
+ * size that does not fit in size_t. */
 PCCL_API size_t pccl_compress_bound(pccl_codec_t codec, size_t count, pccl_dtype_t dtype);
 
 /* Compresses `count` elements of `src` (aligned to the element size) into
@@ -221,7 +222,8 @@ PCCL_API size_t pccl_compress_bound(pccl_codec_t codec, size_t count, pccl_dtype
  * PCCL_OK; PCCL_ERR_INVALID_ARGUMENT (NULL or misaligned src with count > 0,
  * NULL dst or compressed_size, bad bound, dst_capacity too small: pass
  * pccl_compress_bound); PCCL_ERR_INVALID_DTYPE (not a float type);
- * PCCL_ERR_UNSUPPORTED (codec not in this build); PCCL_ERR_OVERFLOW;
+ * PCCL_ERR_UNSUPPORTED (codec not in this build, or one that cannot code
+ * this datatype or data); PCCL_ERR_OVERFLOW;
  * PCCL_ERR_NO_MEMORY. */
 PCCL_API pccl_status_t pccl_compress(pccl_codec_t codec, const void *src, size_t count,
                                      pccl_dtype_t dtype, double abs_bound, void *dst,

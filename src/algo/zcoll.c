@@ -174,32 +174,31 @@ static void zexchange(pccl_sb_t *sb, int me, int peer, pccl_region_t acc, pccl_r
   }
 }
 
+/* Ranks that do not fit a power of two pair up with their neighbour by the
+ * radix-2 fold of recmul.c (the one recursive doubling uses too): the fold's
+ * other member hands its vector to the leader and gets the result back. */
 pccl_status_t pccl_gen_allreduce_zrecdbl(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  int p = a->nranks, me = a->rank, P = 1;
-  while (P * 2 <= p) P *= 2;
-  int r = p - P, v = me >= 2 * r ? me - r : me % 2 ? me / 2 : -1;
+  pccl_fold_t f = pccl_fold(a->nranks, 2, a->rank);
+  int leader = pccl_fold_real(&f, f.group), folded = f.P < a->nranks;
   pccl_region_t acc = pccl_rg(PCCL_BUF_RECV, 0, a->count);
   pccl_region_t tmp = pccl_rg(PCCL_BUF_TMP, pccl_sb_tmp(sb, a->count), a->count);
   pccl_sb_copy(sb, acc, pccl_rg(PCCL_BUF_SEND, 0, a->count));
-  if (me < 2 * r && v < 0) {
-    zsend(sb, me + 1, zcompress(sb, acc));
-    zdecompress(sb, acc, zrecv(sb, me + 1, a->count));
+  if (f.v < 0) {
+    zsend(sb, leader, zcompress(sb, acc));
+    zdecompress(sb, acc, zrecv(sb, leader, a->count));
   } else {
-    if (me < 2 * r) {
-      zdecompress(sb, tmp, zrecv(sb, me - 1, a->count));
+    for (int m = pccl_fold_first(&f, f.group); m < a->rank; m++) {
+      zdecompress(sb, tmp, zrecv(sb, m, a->count));
       pccl_sb_reduce(sb, acc, tmp, acc);
     }
-    for (int mask = 1; mask < P; mask <<= 1) {
-      int pv = v ^ mask;
-      zexchange(sb, me, pv < r ? 2 * pv + 1 : pv + r, acc, tmp);
-    }
-    if (r > 0) { /* every rank ends with the decoded form the even ranks get */
+    for (int d = 1; d < f.P; d *= 2) zexchange(sb, a->rank, pccl_fold_real(&f, f.v ^ d), acc, tmp);
+    if (folded) { /* every rank ends with the decoded form the folded ranks get */
       zslots_t fin = zcompress(sb, acc);
       zdecompress(sb, acc, fin);
-      if (me < 2 * r) zsend(sb, me - 1, fin);
+      for (int m = pccl_fold_first(&f, f.group); m < a->rank; m++) zsend(sb, m, fin);
     }
   }
-  pccl_sb_lossy_stages(sb, (uint32_t)(2 * (P - 1) + (r > 0 ? P + 1 : 0)));
+  pccl_sb_lossy_stages(sb, (uint32_t)(2 * (f.P - 1) + (folded ? f.P + 1 : 0)));
   return PCCL_OK;
 }
 

@@ -123,6 +123,9 @@ pccl_status_t pccl_compress(pccl_codec_t codec, const void *src, size_t count, p
                                   "error bound %g must be positive and finite", abs_bound);
   if (count > SIZE_MAX / a.esize)
     return pccl__thread_error_set(PCCL_ERR_OVERFLOW, where, "%zu elements overflow size_t", count);
+  if (ops->bound(&a) == 0) /* the codec does not take this type or size */
+    return pccl__thread_error_set(PCCL_ERR_UNSUPPORTED, where, "codec %s cannot code %zu x %s",
+                                  ops->name, count, pccl_dtype_name(dtype));
   if (dst_capacity < PCCL_CODEC_HEADER)
     return pccl__thread_error_set(PCCL_ERR_INVALID_ARGUMENT, where,
                                   "dst_capacity %zu is below pccl_compress_bound (%zu)", dst_capacity,

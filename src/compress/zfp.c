@@ -49,7 +49,8 @@ static void close_stream(zfp_stream *zs, zfp_field *field) {
 }
 
 static size_t zfp_bound(const pccl_codec_args_t *a) {
-  if (zfp_type_of(a->dtype) == zfp_type_none || a->count == 0) return 1;
+  if (zfp_type_of(a->dtype) == zfp_type_none) return 0; /* not a type ZFP codes */
+  if (a->count == 0) return 1;
   /* ZFP counts the worst case in bits, in a size_t: keep it from wrapping. */
   if (a->count > SIZE_MAX / 16 / (8 * a->esize)) return 0;
   zfp_field *field;
