@@ -1,0 +1,32 @@
+# mpi_tests.cmake - how the test suites start MPI jobs: mpiexec's flags for
+# this MPI, the environment every MPI test runs in, and the functions that
+# add such tests. Included before the test directories.
+# Open MPI refuses to start more ranks than cores (and to run as root)
+# unless told; MPICH needs neither flag and rejects --oversubscribe.
+execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version
+                OUTPUT_VARIABLE PCCL_MPIEXEC_VERSION ERROR_VARIABLE PCCL_MPIEXEC_VERSION)
+set(PCCL_MPIEXEC_FLAGS "")
+if(PCCL_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
+  set(PCCL_MPIEXEC_FLAGS --oversubscribe --mca mpi_yield_when_idle 1)
+endif()
+string(REPLACE ";" " " PCCL_MPIEXEC_FLAGS_STRING "${PCCL_MPIEXEC_FLAGS}")
+set(PCCL_MPI_TEST_ENV
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  OMPI_MCA_rmaps_base_oversubscribe=1 PCCL_ALGO= PCCL_RANKS_PER_NODE= PCCL_SHM=
+  PCCL_MPI= PCCL_MPI_STATS=)
+
+function(pccl_mpi_test name np)
+  add_test(NAME ${name}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${PCCL_MPIEXEC_FLAGS}
+                   ${ARGN})
+  set_tests_properties(${name} PROPERTIES
+    LABELS mpi TIMEOUT 600 PROCESSORS 2
+    ENVIRONMENT "${PCCL_MPI_TEST_ENV}")
+endfunction()
+
+# The same with extra environment (later entries win over PCCL_MPI_TEST_ENV's).
+function(pccl_mpi_test_env name np env)
+  pccl_mpi_test(${name} ${np} ${ARGN})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${PCCL_MPI_TEST_ENV};${env}")
+endfunction()
+

@@ -1,0 +1,325 @@
+/* collectives.c - the MPI collectives libpccl_mpi.so defines. Each decides
+ * its way (interpose.h), then maps MPI's arguments onto the pccl call:
+ * collectives that move data move bytes (PCCL_UINT8), reductions use the
+ * pccl type of the datatype, and MPI_IN_PLACE becomes pccl's in-place
+ * convention for that collective. */
+#include <string.h>
+
+#include "interpose.h"
+
+/* The send and receive buffers of one call, as bytes. */
+typedef struct {
+  pccl_ip_buf_t send, recv;
+  int rc;
+} bufs_t;
+
+/* Views the send buffer (unless `send` is NULL) and the receive buffer
+ * (unless `recv` is NULL); `load_recv` when the receive buffer holds input
+ * (in place). */
+static void bufs_open(pccl_ip_call_t *c, bufs_t *b, const void *send, size_t scount,
+                      MPI_Datatype stype, void *recv, size_t rcount, MPI_Datatype rtype,
+                      int load_recv, size_t align) {
+  memset(b, 0, sizeof *b);
+  if (recv) b->rc = pccl_ip_view(&b->recv, recv, rcount, rtype, align, load_recv, c->comm);
+  if (send && b->rc == MPI_SUCCESS)
+    b->rc = pccl_ip_view(&b->send, send, scount, stype, align, 1, c->comm);
+  c->copied = b->send.copy || b->recv.copy;
+}
+
+/* Ends the call: stores the receive buffer if pccl succeeded and `store`. */
+static int bufs_close(pccl_ip_call_t *c, bufs_t *b, pccl_status_t st, int store) {
+  if (st == PCCL_OK && b->rc == MPI_SUCCESS && store) b->rc = pccl_ip_store(&b->recv, c->comm);
+  pccl_ip_release(&b->send);
+  pccl_ip_release(&b->recv);
+  return pccl_ip_finish(c, st, b->rc, "copying a buffer (packing a datatype or aligning)");
+}
+
+/* A call whose send and receive sides disagree in size (an erroneous
+ * program, which MPI would answer with MPI_ERR_TRUNCATE). */
+static int size_mismatch(pccl_ip_call_t *c) {
+  return pccl_ip_finish(c, PCCL_OK, MPI_ERR_TRUNCATE, "send and receive sizes differ");
+}
+
+/* An MPI_IN_PLACE where MPI does not allow one. */
+static int misplaced_in_place(pccl_ip_call_t *c) {
+  return pccl_ip_finish(c, PCCL_OK, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on this rank");
+}
+
+/* Why a reduction falls back, if it does; sets the pccl type and op if not. */
+static pccl_ip_reason_t reduce_reason(int count, MPI_Datatype dt, MPI_Op op, pccl_dtype_t *pd,
+                                      pccl_op_t *po) {
+  if (count < 0 || dt == MPI_DATATYPE_NULL || op == MPI_OP_NULL) return PCCL_IP_INVALID;
+  if (!pccl_ip_reduce_op(op, po)) return PCCL_IP_OP;
+  if (!pccl_ip_reduce_dtype(dt, pd)) return PCCL_IP_DATATYPE;
+  return PCCL_IP_TAKEN;
+}
+
+/* Why a collective that moves data falls back, if it does. */
+static pccl_ip_reason_t move_reason(int n1, MPI_Datatype t1, int n2, MPI_Datatype t2) {
+  if (n1 < 0 || t1 == MPI_DATATYPE_NULL || n2 < 0 || t2 == MPI_DATATYPE_NULL)
+    return PCCL_IP_INVALID;
+  return PCCL_IP_TAKEN;
+}
+
+PCCL_IP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm) {
+  pccl_ip_call_t c;
+  pccl_dtype_t pd = PCCL_UINT8;
+  pccl_op_t po = PCCL_SUM;
+  if (!pccl_ip_start(&c, PCCL_IP_ALLREDUCE, comm, reduce_reason(count, dt, op, &pd, &po)))
+    return c.rc ? c.rc : PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
+  int inplace = sendbuf == MPI_IN_PLACE;
+  bufs_t b;
+  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)count, dt, recvbuf, (size_t)count, dt,
+            inplace, pccl_dtype_size(pd));
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS)
+    st = pccl_allreduce(inplace ? b.recv.bytes : b.send.bytes, b.recv.bytes, (size_t)count, pd,
+                        po, c.pc);
+  return bufs_close(&c, &b, st, 1);
+}
+
+/* Reduce-scatter with `count` elements per rank. In place, MPI takes the
+ * input from recvbuf and leaves the result at its start; pccl, like NCCL,
+ * leaves it at the rank's own block, so it moves down afterwards. */
+static int reduce_scatter_run(pccl_ip_call_t *c, const void *sendbuf, void *recvbuf, int count,
+                              MPI_Datatype dt, pccl_dtype_t pd, pccl_op_t po) {
+  int inplace = sendbuf == MPI_IN_PLACE;
+  size_t n = (size_t)count, total = n * (size_t)c->size;
+  bufs_t b;
+  bufs_open(c, &b, inplace ? NULL : sendbuf, total, dt, recvbuf, inplace ? total : n, dt,
+            inplace, pccl_dtype_size(pd));
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS && n > 0) {
+    size_t blk = n * pccl_dtype_size(pd);
+    char *mine = b.recv.bytes + (inplace ? (size_t)c->rank * blk : 0);
+    st = pccl_reduce_scatter(inplace ? b.recv.bytes : b.send.bytes, mine, n, pd, po, c->pc);
+    if (st == PCCL_OK && mine != b.recv.bytes) memmove(b.recv.bytes, mine, blk);
+  }
+  return bufs_close(c, &b, st, 1);
+}
+
+PCCL_IP_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+  pccl_ip_call_t c;
+  pccl_dtype_t pd = PCCL_UINT8;
+  pccl_op_t po = PCCL_SUM;
+  if (!pccl_ip_start(&c, PCCL_IP_REDUCE_SCATTER_BLOCK, comm,
+                     reduce_reason(recvcount, dt, op, &pd, &po)))
+    return c.rc ? c.rc : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm);
+  return reduce_scatter_run(&c, sendbuf, recvbuf, recvcount, dt, pd, po);
+}
+
+/* MPI_Reduce_scatter's reason: pccl's reduce-scatter gives every rank the
+ * same count (recvcounts is the same on every rank, as MPI requires). */
+static pccl_ip_reason_t counts_reason(const int recvcounts[], MPI_Comm comm) {
+  int size = 0;
+  if (!recvcounts || comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+    return PCCL_IP_INVALID;
+  for (int i = 1; i < size; i++)
+    if (recvcounts[i] != recvcounts[0]) return PCCL_IP_COUNTS;
+  return PCCL_IP_TAKEN;
+}
+
+PCCL_IP_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+  pccl_ip_call_t c;
+  pccl_dtype_t pd = PCCL_UINT8;
+  pccl_op_t po = PCCL_SUM;
+  pccl_ip_reason_t why = counts_reason(recvcounts, comm);
+  if (why == PCCL_IP_TAKEN) why = reduce_reason(recvcounts[0], dt, op, &pd, &po);
+  if (!pccl_ip_start(&c, PCCL_IP_REDUCE_SCATTER, comm, why))
+    return c.rc ? c.rc : PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm);
+  return reduce_scatter_run(&c, sendbuf, recvbuf, recvcounts[0], dt, pd, po);
+}
+
+PCCL_IP_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                           MPI_Op op, int root, MPI_Comm comm) {
+  pccl_ip_call_t c;
+  pccl_dtype_t pd = PCCL_UINT8;
+  pccl_op_t po = PCCL_SUM;
+  if (!pccl_ip_start(&c, PCCL_IP_REDUCE, comm, reduce_reason(count, dt, op, &pd, &po)))
+    return c.rc ? c.rc : PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
+  int at_root = c.rank == root, inplace = sendbuf == MPI_IN_PLACE;
+  if (inplace && !at_root) return misplaced_in_place(&c);
+  bufs_t b;
+  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)count, dt, at_root ? recvbuf : NULL,
+            (size_t)count, dt, inplace, pccl_dtype_size(pd));
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS)
+    st = pccl_reduce(inplace ? b.recv.bytes : b.send.bytes, b.recv.bytes, (size_t)count, pd, po,
+                     root, c.pc);
+  return bufs_close(&c, &b, st, at_root);
+}
+
+PCCL_IP_API int MPI_Bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
+  pccl_ip_call_t c;
+  if (!pccl_ip_start(&c, PCCL_IP_BCAST, comm, move_reason(count, dt, 0, dt)))
+    return c.rc ? c.rc : PMPI_Bcast(buffer, count, dt, root, comm);
+  int at_root = c.rank == root;
+  bufs_t b;
+  bufs_open(&c, &b, NULL, 0, dt, buffer, (size_t)count, dt, at_root, 1);
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS)
+    st = pccl_broadcast(b.recv.bytes, b.recv.bytes, b.recv.len, PCCL_UINT8, root, c.pc);
+  return bufs_close(&c, &b, st, !at_root);
+}
+
+PCCL_IP_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm) {
+  pccl_ip_call_t c;
+  int inplace = sendbuf == MPI_IN_PLACE;
+  pccl_ip_reason_t why = inplace ? move_reason(recvcount, recvtype, 0, recvtype)
+                                 : move_reason(sendcount, sendtype, recvcount, recvtype);
+  if (!pccl_ip_start(&c, PCCL_IP_ALLGATHER, comm, why))
+    return c.rc ? c.rc
+                : PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  size_t blk = pccl_ip_bytes((size_t)recvcount, recvtype);
+  if (!inplace && pccl_ip_bytes((size_t)sendcount, sendtype) != blk) return size_mismatch(&c);
+  bufs_t b;
+  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype, recvbuf,
+            (size_t)recvcount * (size_t)c.size, recvtype, inplace, 1);
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS)
+    st = pccl_allgather(inplace ? b.recv.bytes + (size_t)c.rank * blk : b.send.bytes,
+                        b.recv.bytes, blk, PCCL_UINT8, c.pc);
+  return bufs_close(&c, &b, st, 1);
+}
+
+PCCL_IP_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  pccl_ip_call_t c;
+  int inplace = sendbuf == MPI_IN_PLACE;
+  pccl_ip_reason_t why = inplace ? move_reason(recvcount, recvtype, 0, recvtype)
+                                 : move_reason(sendcount, sendtype, recvcount, recvtype);
+  if (!pccl_ip_start(&c, PCCL_IP_ALLTOALL, comm, why))
+    return c.rc ? c.rc
+                : PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  size_t blk = pccl_ip_bytes((size_t)recvcount, recvtype), n = (size_t)c.size;
+  if (!inplace && pccl_ip_bytes((size_t)sendcount, sendtype) != blk) return size_mismatch(&c);
+  bufs_t b;
+  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount * n, sendtype, recvbuf,
+            (size_t)recvcount * n, recvtype, inplace, 1);
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS)
+    st = pccl_alltoall(inplace ? b.recv.bytes : b.send.bytes, b.recv.bytes, blk, PCCL_UINT8,
+                       c.pc);
+  return bufs_close(&c, &b, st, 1);
+}
+
+/* Scatter: the root's send buffer holds size blocks; in place, the root
+ * keeps its own block where it is (pccl's recvbuf == sendbuf + root*blk). */
+PCCL_IP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                            MPI_Comm comm) {
+  pccl_ip_call_t c;
+  int rank = -1;
+  if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
+  int at_root = rank == root, inplace = at_root && recvbuf == MPI_IN_PLACE;
+  pccl_ip_reason_t why = !at_root  ? move_reason(recvcount, recvtype, 0, recvtype)
+                         : inplace ? move_reason(sendcount, sendtype, 0, sendtype)
+                                   : move_reason(sendcount, sendtype, recvcount, recvtype);
+  if (!pccl_ip_start(&c, PCCL_IP_SCATTER, comm, why))
+    return c.rc ? c.rc
+                : PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                               comm);
+  size_t blk = at_root ? pccl_ip_bytes((size_t)sendcount, sendtype)
+                       : pccl_ip_bytes((size_t)recvcount, recvtype);
+  if (at_root && !inplace && pccl_ip_bytes((size_t)recvcount, recvtype) != blk)
+    return size_mismatch(&c);
+  bufs_t b;
+  bufs_open(&c, &b, at_root ? sendbuf : NULL, (size_t)sendcount * (size_t)c.size, sendtype,
+            inplace ? NULL : recvbuf, (size_t)recvcount, recvtype, 0, 1);
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS)
+    st = pccl_scatter(b.send.bytes,
+                      inplace ? b.send.bytes + (size_t)root * blk : b.recv.bytes, blk,
+                      PCCL_UINT8, root, c.pc);
+  return bufs_close(&c, &b, st, !inplace);
+}
+
+/* Gather: the root's receive buffer gets size blocks; in place, the root's
+ * own block is already there (pccl's sendbuf == recvbuf + root*blk). */
+PCCL_IP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                           MPI_Comm comm) {
+  pccl_ip_call_t c;
+  int rank = -1;
+  if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
+  int at_root = rank == root, inplace = sendbuf == MPI_IN_PLACE;
+  pccl_ip_reason_t why = !at_root  ? move_reason(sendcount, sendtype, 0, sendtype)
+                         : inplace ? move_reason(recvcount, recvtype, 0, recvtype)
+                                   : move_reason(sendcount, sendtype, recvcount, recvtype);
+  if (!pccl_ip_start(&c, PCCL_IP_GATHER, comm, why))
+    return c.rc ? c.rc
+                : PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm);
+  if (inplace && !at_root) return misplaced_in_place(&c);
+  size_t blk = at_root ? pccl_ip_bytes((size_t)recvcount, recvtype)
+                       : pccl_ip_bytes((size_t)sendcount, sendtype);
+  if (at_root && !inplace && pccl_ip_bytes((size_t)sendcount, sendtype) != blk)
+    return size_mismatch(&c);
+  bufs_t b;
+  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype,
+            at_root ? recvbuf : NULL, (size_t)recvcount * (size_t)c.size, recvtype, inplace, 1);
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS)
+    st = pccl_gather(inplace ? b.recv.bytes + (size_t)root * blk : b.send.bytes, b.recv.bytes,
+                     blk, PCCL_UINT8, root, c.pc);
+  return bufs_close(&c, &b, st, at_root);
+}
+
+/* ---- calls pccl does not take: counted, then MPI's ---- */
+
+PCCL_IP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const int recvcounts[], const int displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm) {
+  pccl_ip_pass(PCCL_IP_ALLGATHERV);
+  return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                         comm);
+}
+
+PCCL_IP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  pccl_ip_pass(PCCL_IP_GATHERV);
+  return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                      comm);
+}
+
+PCCL_IP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  pccl_ip_pass(PCCL_IP_SCATTERV);
+  return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                       comm);
+}
+
+PCCL_IP_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  pccl_ip_pass(PCCL_IP_ALLTOALLV);
+  return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                        recvtype, comm);
+}
+
+PCCL_IP_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                               MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+  pccl_ip_pass(PCCL_IP_IALLREDUCE);
+  return PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request);
+}
+
+PCCL_IP_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request *request) {
+  pccl_ip_pass(PCCL_IP_IALLGATHER);
+  return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                         request);
+}
+
+PCCL_IP_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                           MPI_Request *request) {
+  pccl_ip_pass(PCCL_IP_IBCAST);
+  return PMPI_Ibcast(buffer, count, dt, root, comm, request);
+}

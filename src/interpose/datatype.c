@@ -1,0 +1,147 @@
+/* datatype.c - MPI datatypes and ops as pccl sees them: which predefined
+ * datatypes and ops pccl reduces, and any buffer seen as contiguous bytes.
+ *
+ * Reductions need the arithmetic: a predefined datatype maps to the pccl
+ * type of its kind (signed, unsigned, floating) and size as this MPI defines
+ * it, so MPI_LONG, MPI_INTEGER or MPI_REAL land wherever they fall on this
+ * platform. Collectives that only move data see bytes: a predefined type
+ * without holes is used in place, anything else is packed into a copy. */
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interpose.h"
+
+typedef enum { KIND_SIGNED, KIND_UNSIGNED, KIND_FLOAT } kind_t;
+
+typedef struct {
+  MPI_Datatype dt;
+  kind_t kind;
+  int has;             /* a pccl type of this kind and size exists */
+  pccl_dtype_t pccl;
+} reducible_t;
+
+/* Predefined datatypes that might map; their sizes decide. 16-bit integers,
+ * long double, complex, logical and pair types are not here: pccl has no
+ * arithmetic for them, so they fall back. */
+static reducible_t reducible[] = {
+    {MPI_SIGNED_CHAR, KIND_SIGNED, 0, 0},   {MPI_INT, KIND_SIGNED, 0, 0},
+    {MPI_LONG, KIND_SIGNED, 0, 0},          {MPI_LONG_LONG, KIND_SIGNED, 0, 0},
+    {MPI_INT8_T, KIND_SIGNED, 0, 0},        {MPI_INT32_T, KIND_SIGNED, 0, 0},
+    {MPI_INT64_T, KIND_SIGNED, 0, 0},       {MPI_AINT, KIND_SIGNED, 0, 0},
+    {MPI_OFFSET, KIND_SIGNED, 0, 0},        {MPI_COUNT, KIND_SIGNED, 0, 0},
+    {MPI_INTEGER, KIND_SIGNED, 0, 0},       {MPI_INTEGER1, KIND_SIGNED, 0, 0},
+    {MPI_INTEGER4, KIND_SIGNED, 0, 0},      {MPI_INTEGER8, KIND_SIGNED, 0, 0},
+    {MPI_UNSIGNED_CHAR, KIND_UNSIGNED, 0, 0}, {MPI_UNSIGNED, KIND_UNSIGNED, 0, 0},
+    {MPI_UNSIGNED_LONG, KIND_UNSIGNED, 0, 0}, {MPI_UNSIGNED_LONG_LONG, KIND_UNSIGNED, 0, 0},
+    {MPI_UINT8_T, KIND_UNSIGNED, 0, 0},     {MPI_UINT32_T, KIND_UNSIGNED, 0, 0},
+    {MPI_UINT64_T, KIND_UNSIGNED, 0, 0},    {MPI_FLOAT, KIND_FLOAT, 0, 0},
+    {MPI_DOUBLE, KIND_FLOAT, 0, 0},         {MPI_REAL, KIND_FLOAT, 0, 0},
+    {MPI_DOUBLE_PRECISION, KIND_FLOAT, 0, 0}, {MPI_REAL4, KIND_FLOAT, 0, 0},
+    {MPI_REAL8, KIND_FLOAT, 0, 0},
+};
+enum { NREDUCIBLE = sizeof reducible / sizeof reducible[0] };
+static pthread_once_t reducible_once = PTHREAD_ONCE_INIT;
+
+static int pccl_type_of(kind_t kind, int size, pccl_dtype_t *out) {
+  static const struct { kind_t kind; int size; pccl_dtype_t pccl; } types[] = {
+      {KIND_SIGNED, 1, PCCL_INT8},     {KIND_SIGNED, 4, PCCL_INT32},
+      {KIND_SIGNED, 8, PCCL_INT64},    {KIND_UNSIGNED, 1, PCCL_UINT8},
+      {KIND_UNSIGNED, 4, PCCL_UINT32}, {KIND_UNSIGNED, 8, PCCL_UINT64},
+      {KIND_FLOAT, 4, PCCL_FLOAT32},   {KIND_FLOAT, 8, PCCL_FLOAT64},
+  };
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (types[i].kind == kind && types[i].size == size) return *out = types[i].pccl, 1;
+  return 0;
+}
+
+static void reducible_init(void) {
+  for (int i = 0; i < NREDUCIBLE; i++) {
+    int size = 0;
+    reducible[i].has = reducible[i].dt != MPI_DATATYPE_NULL &&
+                       PMPI_Type_size(reducible[i].dt, &size) == MPI_SUCCESS &&
+                       pccl_type_of(reducible[i].kind, size, &reducible[i].pccl);
+  }
+}
+
+int pccl_ip_reduce_dtype(MPI_Datatype dt, pccl_dtype_t *out) {
+  if (dt == MPI_DATATYPE_NULL) return 0;
+  pthread_once(&reducible_once, reducible_init);
+  for (int i = 0; i < NREDUCIBLE; i++)
+    if (reducible[i].has && reducible[i].dt == dt) return *out = reducible[i].pccl, 1;
+  return 0;
+}
+
+int pccl_ip_reduce_op(MPI_Op op, pccl_op_t *out) {
+  if (op == MPI_SUM) *out = PCCL_SUM;
+  else if (op == MPI_PROD) *out = PCCL_PROD;
+  else if (op == MPI_MIN) *out = PCCL_MIN;
+  else if (op == MPI_MAX) *out = PCCL_MAX;
+  else return 0;
+  return 1;
+}
+
+size_t pccl_ip_bytes(size_t count, MPI_Datatype dt) {
+  MPI_Count size = 0;
+  if (dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &size) != MPI_SUCCESS || size < 0) return 0;
+  if (size > 0 && count > SIZE_MAX / (size_t)size) return SIZE_MAX;
+  return count * (size_t)size;
+}
+
+/* Whether `count` elements of `dt` are their bytes, back to back, from the
+ * buffer's address: a predefined type with no padding (or a single one). */
+static int is_plain(size_t count, MPI_Datatype dt) {
+  int ni, na, nd, combiner;
+  MPI_Count lb, extent, size;
+  if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
+      combiner != MPI_COMBINER_NAMED)
+    return 0;
+  if (count <= 1) return 1;
+  return PMPI_Type_size_x(dt, &size) == MPI_SUCCESS &&
+         PMPI_Type_get_extent_x(dt, &lb, &extent) == MPI_SUCCESS && size == extent && lb == 0;
+}
+
+int pccl_ip_view(pccl_ip_buf_t *b, const void *user, size_t count, MPI_Datatype dt, size_t align,
+                 int load, MPI_Comm comm) {
+  *b = (pccl_ip_buf_t){.user = (void *)user, .count = count, .dt = dt};
+  b->len = pccl_ip_bytes(count, dt);
+  if (b->len == SIZE_MAX) return MPI_ERR_COUNT;
+  b->packed = !is_plain(count, dt);
+  if (b->len == 0 || (!b->packed && (uintptr_t)user % align == 0)) {
+    b->bytes = (char *)user;
+    return MPI_SUCCESS;
+  }
+  if (b->packed && (count > INT_MAX || b->len > INT_MAX)) return MPI_ERR_COUNT;
+  b->copy = aligned_alloc(64, (b->len + 63) / 64 * 64);
+  if (!b->copy) return MPI_ERR_NO_MEM;
+  b->bytes = b->copy;
+  if (!load) return MPI_SUCCESS;
+  if (!b->packed) {
+    memcpy(b->copy, user, b->len);
+    return MPI_SUCCESS;
+  }
+  /* MPI packs a homogeneous job's data as its bytes, which is what a rank
+   * describing the same data with a predefined type sends; check it. */
+  int pos = 0, rc = PMPI_Pack(user, (int)count, dt, b->copy, (int)b->len, &pos, comm);
+  if (rc == MPI_SUCCESS && (size_t)pos != b->len) rc = MPI_ERR_INTERN;
+  if (rc != MPI_SUCCESS) pccl_ip_release(b);
+  return rc;
+}
+
+int pccl_ip_store(pccl_ip_buf_t *b, MPI_Comm comm) {
+  if (!b->copy) return MPI_SUCCESS;
+  if (!b->packed) {
+    memcpy(b->user, b->copy, b->len);
+    return MPI_SUCCESS;
+  }
+  int pos = 0;
+  return PMPI_Unpack(b->copy, (int)b->len, &pos, b->user, (int)b->count, b->dt, comm);
+}
+
+void pccl_ip_release(pccl_ip_buf_t *b) {
+  free(b->copy);
+  b->copy = NULL;
+  b->bytes = NULL;
+}

@@ -1,0 +1,130 @@
+/* fortran.c - the Fortran entry points (mpif.h and `use mpi`) of the nine
+ * collectives. Open MPI's own Fortran wrappers call PMPI_* directly, so
+ * without these a Fortran program would never reach pccl. Each name is
+ * defined in the four usual manglings; handles come through MPI_*_f2c and
+ * Fortran's MPI_IN_PLACE / MPI_BOTTOM (addresses of common blocks, whose
+ * symbols the MPI library exports) become C's. The mpi_f08 module calls
+ * other entry points and is not intercepted (docs/mpi-dropin.md). */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "interpose.h"
+
+static pthread_once_t sentinels_once = PTHREAD_ONCE_INIT;
+static void *in_place[4], *bottom[4];
+
+static void find_sentinels(void) {
+  static const char *const in_place_names[4] = {"mpi_fortran_in_place_", "mpi_fortran_in_place",
+                                                "mpi_fortran_in_place__", "MPI_FORTRAN_IN_PLACE"};
+  static const char *const bottom_names[4] = {"mpi_fortran_bottom_", "mpi_fortran_bottom",
+                                              "mpi_fortran_bottom__", "MPI_FORTRAN_BOTTOM"};
+  for (int i = 0; i < 4; i++) {
+    in_place[i] = dlsym(RTLD_DEFAULT, in_place_names[i]);
+    bottom[i] = dlsym(RTLD_DEFAULT, bottom_names[i]);
+  }
+}
+
+/* A Fortran buffer argument as C sees it. */
+static void *f_buf(void *p) {
+  pthread_once(&sentinels_once, find_sentinels);
+  for (int i = 0; i < 4; i++) {
+    if (p && p == in_place[i]) return MPI_IN_PLACE;
+    if (p && p == bottom[i]) return MPI_BOTTOM;
+  }
+  return p;
+}
+
+#define F_TYPE(t) PMPI_Type_f2c(*(t))
+#define F_COMM(c) PMPI_Comm_f2c(*(c))
+
+static void allreduce_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *comm,
+                        MPI_Fint *ierr) {
+  *ierr = MPI_Allreduce(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), F_COMM(comm));
+}
+
+static void reduce_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *root,
+                     MPI_Fint *comm, MPI_Fint *ierr) {
+  *ierr = MPI_Reduce(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), *root, F_COMM(comm));
+}
+
+static void reduce_scatter_block_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op,
+                                   MPI_Fint *comm, MPI_Fint *ierr) {
+  *ierr = MPI_Reduce_scatter_block(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op),
+                                   F_COMM(comm));
+}
+
+static void reduce_scatter_f(void *s, void *r, MPI_Fint *counts, MPI_Fint *t, MPI_Fint *op,
+                             MPI_Fint *comm, MPI_Fint *ierr) {
+  MPI_Comm c = F_COMM(comm);
+  int size = 0;
+  if (PMPI_Comm_size(c, &size) != MPI_SUCCESS) size = 0;
+  int *c_counts = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
+  if (!c_counts) {
+    *ierr = MPI_ERR_NO_MEM;
+    PMPI_Comm_call_errhandler(c, MPI_ERR_NO_MEM);
+    return;
+  }
+  for (int i = 0; i < size; i++) c_counts[i] = (int)counts[i];
+  *ierr = MPI_Reduce_scatter(f_buf(s), f_buf(r), c_counts, F_TYPE(t), PMPI_Op_f2c(*op), c);
+  free(c_counts);
+}
+
+static void bcast_f(void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *comm,
+                    MPI_Fint *ierr) {
+  *ierr = MPI_Bcast(f_buf(b), *n, F_TYPE(t), *root, F_COMM(comm));
+}
+
+static void allgather_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt,
+                        MPI_Fint *comm, MPI_Fint *ierr) {
+  *ierr = MPI_Allgather(f_buf(s), *sn, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), F_COMM(comm));
+}
+
+static void alltoall_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt,
+                       MPI_Fint *comm, MPI_Fint *ierr) {
+  *ierr = MPI_Alltoall(f_buf(s), *sn, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), F_COMM(comm));
+}
+
+static void scatter_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt,
+                      MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) {
+  *ierr = MPI_Scatter(f_buf(s), *sn, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), *root, F_COMM(comm));
+}
+
+static void gather_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt,
+                     MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) {
+  *ierr = MPI_Gather(f_buf(s), *sn, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), *root, F_COMM(comm));
+}
+
+/* The four manglings of one Fortran name, all calling `impl`. */
+#define F_ENTRY(UPPER, lower, impl, PARAMS, ARGS)         \
+  PCCL_IP_API void UPPER PARAMS { impl ARGS; }            \
+  PCCL_IP_API void lower PARAMS { impl ARGS; }            \
+  PCCL_IP_API void lower##_ PARAMS { impl ARGS; }         \
+  PCCL_IP_API void lower##__ PARAMS { impl ARGS; }
+
+#define P_REDUCE (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *c, MPI_Fint *e)
+#define A_REDUCE (s, r, n, t, op, c, e)
+#define P_MOVE                                                                             \
+  (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *c, \
+   MPI_Fint *e)
+#define A_MOVE (s, sn, st, r, rn, rt, c, e)
+#define P_ROOTED                                                                           \
+  (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *root, \
+   MPI_Fint *c, MPI_Fint *e)
+#define A_ROOTED (s, sn, st, r, rn, rt, root, c, e)
+
+F_ENTRY(MPI_ALLREDUCE, mpi_allreduce, allreduce_f, P_REDUCE, A_REDUCE)
+F_ENTRY(MPI_REDUCE_SCATTER_BLOCK, mpi_reduce_scatter_block, reduce_scatter_block_f, P_REDUCE,
+        A_REDUCE)
+F_ENTRY(MPI_REDUCE_SCATTER, mpi_reduce_scatter, reduce_scatter_f, P_REDUCE, A_REDUCE)
+F_ENTRY(MPI_REDUCE, mpi_reduce, reduce_f,
+        (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *root, MPI_Fint *c,
+         MPI_Fint *e),
+        (s, r, n, t, op, root, c, e))
+F_ENTRY(MPI_BCAST, mpi_bcast, bcast_f,
+        (void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *e),
+        (b, n, t, root, c, e))
+F_ENTRY(MPI_ALLGATHER, mpi_allgather, allgather_f, P_MOVE, A_MOVE)
+F_ENTRY(MPI_ALLTOALL, mpi_alltoall, alltoall_f, P_MOVE, A_MOVE)
+F_ENTRY(MPI_SCATTER, mpi_scatter, scatter_f, P_ROOTED, A_ROOTED)
+F_ENTRY(MPI_GATHER, mpi_gather, gather_f, P_ROOTED, A_ROOTED)

@@ -1,0 +1,136 @@
+/* interpose.h - internals of libpccl_mpi.so, the PMPI interposer that lets
+ * unmodified MPI programs run their collectives on pccl (docs/mpi-dropin.md).
+ *
+ * Every intercepted call goes one of three ways: pccl runs it, it goes to
+ * the PMPI_* function unchanged (the fallback), or it fails through the
+ * communicator's MPI error handler. The way is chosen only from what MPI
+ * makes every rank of the communicator agree on (the communicator, the op,
+ * a reduction's datatype, the counts of a reduce-scatter), never from what
+ * one rank alone sees (its buffers' addresses, a movement collective's
+ * datatype), so all ranks take the same way and none waits for a peer that
+ * went the other. What only one rank sees is handled on that rank by
+ * copying: misaligned buffers into aligned ones, non-contiguous datatypes
+ * packed into bytes. */
+#ifndef PCCL_INTERPOSE_H
+#define PCCL_INTERPOSE_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "pccl.h"
+#include "pccl_mpi.h"
+
+#define PCCL_IP_API __attribute__((visibility("default")))
+
+/* The MPI functions the interposer defines: the nine pccl can run, then
+ * those it only counts on their way to MPI. */
+#define PCCL_IP_CALL_MAP(X)                                  \
+  X(ALLGATHER, "MPI_Allgather")                              \
+  X(ALLREDUCE, "MPI_Allreduce")                              \
+  X(REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block")        \
+  X(REDUCE_SCATTER, "MPI_Reduce_scatter")                    \
+  X(BCAST, "MPI_Bcast")                                      \
+  X(REDUCE, "MPI_Reduce")                                    \
+  X(SCATTER, "MPI_Scatter")                                  \
+  X(GATHER, "MPI_Gather")                                    \
+  X(ALLTOALL, "MPI_Alltoall")                                \
+  X(ALLGATHERV, "MPI_Allgatherv")                            \
+  X(GATHERV, "MPI_Gatherv")                                  \
+  X(SCATTERV, "MPI_Scatterv")                                \
+  X(ALLTOALLV, "MPI_Alltoallv")                              \
+  X(IALLREDUCE, "MPI_Iallreduce")                            \
+  X(IALLGATHER, "MPI_Iallgather")                            \
+  X(IBCAST, "MPI_Ibcast")
+
+typedef enum {
+#define PCCL_IP_CALL_ENUM(id, name) PCCL_IP_##id,
+  PCCL_IP_CALL_MAP(PCCL_IP_CALL_ENUM)
+#undef PCCL_IP_CALL_ENUM
+  PCCL_IP_NCALLS
+} pccl_ip_call_id_t;
+
+/* Why a call went where it went; the stats print one count per reason.
+ * TAKEN and COPIED are pccl's, the rest are fallbacks. */
+#define PCCL_IP_REASON_MAP(X)                                                            \
+  X(TAKEN, "pccl", "run by pccl")                                                        \
+  X(COPIED, "copied", "run by pccl through a copy (misaligned buffer, derived datatype)") \
+  X(OFF, "off", "PCCL_MPI=off")                                                          \
+  X(INVALID, "invalid", "arguments left to MPI to check (null handle, negative count)")  \
+  X(INTERCOMM, "intercomm", "inter-communicator")                                        \
+  X(DATATYPE, "datatype", "a reduction on a datatype pccl has not (derived, 16-bit, ...)") \
+  X(OP, "op", "an op other than sum, prod, min, max (user-defined, logical, loc, ...)")  \
+  X(COUNTS, "counts", "unequal recvcounts")                                              \
+  X(NOT_HANDLED, "not-handled", "a call pccl does not take (v-variant, non-blocking)")
+
+typedef enum {
+#define PCCL_IP_REASON_ENUM(id, key, text) PCCL_IP_##id,
+  PCCL_IP_REASON_MAP(PCCL_IP_REASON_ENUM)
+#undef PCCL_IP_REASON_ENUM
+  PCCL_IP_NREASONS
+} pccl_ip_reason_t;
+
+/* One intercepted call on its way. */
+typedef struct {
+  pccl_ip_call_id_t id;
+  MPI_Comm comm;
+  pccl_comm_t *pc; /* the communicator's pccl twin, once pccl_ip_start said RUN */
+  int rank, size;
+  int copied;      /* a buffer went through a copy */
+  int rc;          /* the MPI error to return when pccl_ip_start failed it */
+} pccl_ip_call_t;
+
+/* ---- setup.c: the way a call takes, communicators, errors ---- */
+
+/* Decides the way of a call. `reason` is the call's own reason to fall back
+ * (PCCL_IP_TAKEN when it has none). Returns 1 when pccl runs it: call->pc,
+ * rank and size are set, and the caller is inside pccl until it calls
+ * pccl_ip_finish. Returns 0 otherwise: with call->rc an MPI error (already
+ * through the error handler) to return, or MPI_SUCCESS to call PMPI. */
+int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
+                  pccl_ip_reason_t reason);
+
+/* Ends a RUN: counts it, and turns a pccl error into an MPI one through the
+ * communicator's error handler. `mpi_rc` is an MPI error the interposer met
+ * itself (MPI_SUCCESS if none); `what` names it. Returns the MPI code. */
+int pccl_ip_finish(pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const char *what);
+
+/* Counts a call that goes to MPI without being looked at (the v-variants and
+ * non-blocking calls). */
+void pccl_ip_pass(pccl_ip_call_id_t id);
+
+/* ---- stats.c ---- */
+void pccl_ip_count(pccl_ip_call_id_t id, pccl_ip_reason_t reason);
+/* Prints this rank's counts to stderr (PCCL_MPI_STATS). */
+void pccl_ip_stats_print(int world_rank, int world_size);
+
+/* ---- datatype.c: what pccl can reduce, and buffers seen as bytes ---- */
+
+/* The pccl type of a predefined MPI datatype for reductions; 0 if none. */
+int pccl_ip_reduce_dtype(MPI_Datatype dt, pccl_dtype_t *out);
+/* The pccl op of a predefined MPI op; 0 if none. */
+int pccl_ip_reduce_op(MPI_Op op, pccl_op_t *out);
+
+/* `count` elements of `dt` at `user`, as one contiguous run of bytes at
+ * `bytes`, aligned to `align`: the user's buffer itself when it already is
+ * (a predefined datatype without holes, aligned), else a copy. */
+typedef struct {
+  char *bytes;
+  size_t len;
+  void *copy;       /* the copy, or NULL */
+  void *user;
+  size_t count;
+  MPI_Datatype dt;
+  int packed;       /* the copy is MPI_Pack's (derived datatype) rather than memcpy's */
+} pccl_ip_buf_t;
+
+/* Sets up `b`; with `load` the copy starts as the user's data. Returns an
+ * MPI code; on error `b` holds nothing to release. */
+int pccl_ip_view(pccl_ip_buf_t *b, const void *user, size_t count, MPI_Datatype dt, size_t align,
+                 int load, MPI_Comm comm);
+/* Writes a copy back to the user's buffer; returns an MPI code. */
+int pccl_ip_store(pccl_ip_buf_t *b, MPI_Comm comm);
+void pccl_ip_release(pccl_ip_buf_t *b);
+/* Bytes of `count` elements of `dt`; 0 on an invalid datatype. */
+size_t pccl_ip_bytes(size_t count, MPI_Datatype dt);
+
+#endif /* PCCL_INTERPOSE_H */

@@ -1,0 +1,272 @@
+/* setup.c - the interposer's state: its environment (PCCL_MPI,
+ * PCCL_MPI_STATS), the pccl communicator behind each MPI communicator, the
+ * way each call takes, and errors reported through MPI's error handlers.
+ *
+ * A pccl communicator hangs on its MPI communicator as an attribute, made on
+ * the first call pccl runs there and destroyed by the attribute's delete
+ * callback when the program frees the communicator. MPI_Finalize deletes
+ * MPI_COMM_SELF's attributes first, while MPI still works; one of ours there
+ * destroys what is left and prints the stats. That hook sees C, Fortran and
+ * Python programs alike, which an MPI_Finalize wrapper would not (Open MPI's
+ * Fortran MPI_FINALIZE calls PMPI_Finalize). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interpose.h"
+
+/* One MPI communicator pccl has looked at: its pccl twin, or why it has none. */
+typedef struct entry {
+  MPI_Comm user;
+  pccl_comm_t *pc; /* NULL for an inter-communicator */
+  int rank, size;
+  struct entry *prev, *next;
+} entry_t;
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int enabled = 1;
+static int stats_mode; /* 0 none, 1 world rank 0, 2 every rank */
+static char env_error[200];
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int hooks_ready; /* keyval and finalize hook made */
+static atomic_int finalizing;
+static int keyval = MPI_KEYVAL_INVALID, self_keyval = MPI_KEYVAL_INVALID;
+static entry_t *entries; /* every live entry, oldest first */
+static entry_t *entries_tail;
+
+/* Depth of pccl calls on this thread: the MPI calls pccl makes itself go
+ * straight to PMPI. */
+static _Thread_local int depth;
+
+/* ---- environment ---- */
+
+static void read_env(void) {
+  const char *v = getenv("PCCL_MPI");
+  if (v && *v) {
+    if (!strcmp(v, "off") || !strcmp(v, "0")) enabled = 0;
+    else if (strcmp(v, "on") && strcmp(v, "1"))
+      snprintf(env_error, sizeof env_error, "PCCL_MPI=\"%.40s\" is not on, off, 1 or 0", v);
+  }
+  v = getenv("PCCL_MPI_STATS");
+  if (v && *v) {
+    if (!strcmp(v, "1")) stats_mode = 1;
+    else if (!strcmp(v, "all")) stats_mode = 2;
+    else if (strcmp(v, "0") && !env_error[0])
+      snprintf(env_error, sizeof env_error, "PCCL_MPI_STATS=\"%.40s\" is not 0, 1 or all", v);
+  }
+}
+
+/* ---- errors ---- */
+
+/* The MPI error class of a pccl status. */
+static int error_class(pccl_status_t st) {
+  switch (st) {
+    case PCCL_ERR_INVALID_ARGUMENT: return MPI_ERR_ARG;
+    case PCCL_ERR_INVALID_DTYPE: return MPI_ERR_TYPE;
+    case PCCL_ERR_INVALID_OP: return MPI_ERR_OP;
+    case PCCL_ERR_OVERFLOW: return MPI_ERR_COUNT;
+    case PCCL_ERR_NO_MEMORY: return MPI_ERR_NO_MEM;
+    case PCCL_ERR_INVALID_COMM: return MPI_ERR_COMM;
+    case PCCL_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
+    case PCCL_ERR_INTERNAL: return MPI_ERR_INTERN;
+    default: return MPI_ERR_OTHER;
+  }
+}
+
+/* An error code of class `cls` whose string is `msg`: one code per class,
+ * made once, its string replaced on each error (as MPI allows), so that
+ * MPI_Error_class gives the usual class and MPI_Error_string pccl's words. */
+static int error_code(int cls, const char *msg) {
+  static struct { int cls, code; } codes[16];
+  static int ncodes;
+  int code = cls;
+  pthread_mutex_lock(&lock);
+  int i = 0;
+  while (i < ncodes && codes[i].cls != cls) i++;
+  if (i == ncodes && ncodes < 16 && PMPI_Add_error_code(cls, &codes[i].code) == MPI_SUCCESS)
+    codes[ncodes++].cls = cls;
+  if (i < ncodes) {
+    char text[MPI_MAX_ERROR_STRING];
+    snprintf(text, sizeof text, "pccl: %s", msg);
+    if (PMPI_Add_error_string(codes[i].code, text) == MPI_SUCCESS) code = codes[i].code;
+  }
+  pthread_mutex_unlock(&lock);
+  return code;
+}
+
+/* Raises an error on `comm` through its error handler; returns the code. */
+static int raise_error(MPI_Comm comm, int cls, const char *msg) {
+  int code = error_code(cls, msg);
+  PMPI_Comm_call_errhandler(comm, code);
+  return code;
+}
+
+/* ---- communicators ---- */
+
+static void entry_unlink(entry_t *e) {
+  if (e->prev) e->prev->next = e->next;
+  else entries = e->next;
+  if (e->next) e->next->prev = e->prev;
+  else entries_tail = e->prev;
+  e->prev = e->next = NULL;
+}
+
+static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
+  (void)comm, (void)kv, (void)extra;
+  entry_t *e = value;
+  pthread_mutex_lock(&lock);
+  entry_unlink(e);
+  pthread_mutex_unlock(&lock);
+  depth++;
+  pccl_status_t st = pccl_comm_destroy(e->pc);
+  depth--;
+  free(e);
+  return st == PCCL_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
+/* MPI_Finalize: destroys every pccl communicator still alive (in the order
+ * they were made, the same on every rank), then prints the stats. */
+static int on_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
+  (void)comm, (void)kv, (void)value, (void)extra;
+  atomic_store(&finalizing, 1);
+  for (;;) {
+    pthread_mutex_lock(&lock);
+    entry_t *e = entries;
+    pthread_mutex_unlock(&lock);
+    if (!e) break;
+    if (PMPI_Comm_delete_attr(e->user, keyval) != MPI_SUCCESS) {
+      pthread_mutex_lock(&lock); /* the callback did not run: forget it */
+      if (entries == e) entry_unlink(e);
+      pthread_mutex_unlock(&lock);
+    }
+  }
+  PMPI_Comm_free_keyval(&keyval);
+  if (stats_mode) {
+    int rank = 0, size = 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (stats_mode == 2 || rank == 0) pccl_ip_stats_print(rank, size);
+  }
+  return MPI_SUCCESS;
+}
+
+/* Makes the keyval and the finalize hook once MPI is up; 0 while MPI is not
+ * initialised, or once it is finalising. */
+static int hooks(void) {
+  pthread_once(&env_once, read_env);
+  if (atomic_load_explicit(&hooks_ready, memory_order_acquire))
+    return !atomic_load(&finalizing);
+  int ok = 0, up = 0, down = 1;
+  pthread_mutex_lock(&lock);
+  if (atomic_load(&hooks_ready)) ok = !atomic_load(&finalizing);
+  else if (PMPI_Initialized(&up) == MPI_SUCCESS && up && PMPI_Finalized(&down) == MPI_SUCCESS &&
+           !down &&
+           PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval, NULL) ==
+               MPI_SUCCESS &&
+           PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &self_keyval, NULL) ==
+               MPI_SUCCESS &&
+           PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL) == MPI_SUCCESS) {
+    atomic_store_explicit(&hooks_ready, 1, memory_order_release);
+    ok = 1;
+  }
+  pthread_mutex_unlock(&lock);
+  return ok;
+}
+
+/* Makes the pccl communicator of call->comm (collective: every rank of the
+ * communicator comes here in the same call). Returns 1, or 0 as
+ * pccl_ip_start does. */
+static int attach_new(pccl_ip_call_t *call, entry_t **out) {
+  int inter = 0;
+  if (PMPI_Comm_test_inter(call->comm, &inter) != MPI_SUCCESS) {
+    pccl_ip_count(call->id, PCCL_IP_INVALID);
+    return 0;
+  }
+  entry_t *e = calloc(1, sizeof *e);
+  if (!e) {
+    call->rc = raise_error(call->comm, MPI_ERR_NO_MEM, "out of memory attaching a communicator");
+    return 0;
+  }
+  e->user = call->comm;
+  if (!inter) {
+    depth++;
+    pccl_status_t st = pccl_comm_create_mpi(call->comm, &e->pc);
+    if (st == PCCL_OK) pccl_comm_rank(e->pc, &e->rank), pccl_comm_size(e->pc, &e->size);
+    depth--;
+    if (st != PCCL_OK) {
+      free(e);
+      call->rc = raise_error(call->comm, error_class(st), pccl_last_error(NULL));
+      return 0;
+    }
+  }
+  if (PMPI_Comm_set_attr(call->comm, keyval, e) != MPI_SUCCESS) {
+    depth++;
+    pccl_comm_destroy(e->pc);
+    depth--;
+    free(e);
+    call->rc = raise_error(call->comm, MPI_ERR_INTERN, "cannot attach to the communicator");
+    return 0;
+  }
+  pthread_mutex_lock(&lock);
+  e->prev = entries_tail;
+  if (entries_tail) entries_tail->next = e;
+  else entries = e;
+  entries_tail = e;
+  pthread_mutex_unlock(&lock);
+  *out = e;
+  return 1;
+}
+
+int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
+                  pccl_ip_reason_t reason) {
+  *call = (pccl_ip_call_t){.id = id, .comm = comm, .rc = MPI_SUCCESS};
+  if (depth > 0) return 0;
+  if (!hooks()) return 0; /* before MPI_Init or after MPI_Finalize: MPI says */
+  if (env_error[0] && comm != MPI_COMM_NULL) {
+    call->rc = raise_error(comm, MPI_ERR_OTHER, env_error);
+    return 0;
+  }
+  if (!enabled) reason = PCCL_IP_OFF;
+  else if (reason == PCCL_IP_TAKEN && comm == MPI_COMM_NULL) reason = PCCL_IP_INVALID;
+  if (reason != PCCL_IP_TAKEN) {
+    pccl_ip_count(id, reason);
+    return 0;
+  }
+  entry_t *e = NULL;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, keyval, &e, &found) != MPI_SUCCESS) {
+    pccl_ip_count(id, PCCL_IP_INVALID);
+    return 0;
+  }
+  if (!found) {
+    if (!attach_new(call, &e)) return 0;
+  }
+  if (!e->pc) {
+    pccl_ip_count(id, PCCL_IP_INTERCOMM);
+    return 0;
+  }
+  call->pc = e->pc;
+  call->rank = e->rank;
+  call->size = e->size;
+  depth++;
+  return 1;
+}
+
+int pccl_ip_finish(pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const char *what) {
+  depth--;
+  pccl_ip_count(call->id, call->copied ? PCCL_IP_COPIED : PCCL_IP_TAKEN);
+  if (st != PCCL_OK) return raise_error(call->comm, error_class(st), pccl_last_error(call->pc));
+  if (mpi_rc != MPI_SUCCESS) {
+    int cls = MPI_ERR_OTHER;
+    PMPI_Error_class(mpi_rc, &cls);
+    return raise_error(call->comm, cls, what);
+  }
+  return MPI_SUCCESS;
+}
+
+void pccl_ip_pass(pccl_ip_call_id_t id) {
+  if (depth == 0 && hooks()) pccl_ip_count(id, PCCL_IP_NOT_HANDLED);
+}

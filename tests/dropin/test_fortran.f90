@@ -1,0 +1,131 @@
+! test_fortran.f90 - a plain Fortran MPI program (mpif.h) calling the nine
+! collectives that libpccl_mpi.so intercepts, MPI_IN_PLACE included, each
+! checked against a reference computed here. Prints the checks, failures and
+! a digest of the results for run_dropin.sh to compare with and without the
+! preload.
+program test_fortran
+  implicit none
+  include 'mpif.h'
+  integer, parameter :: n = 1000
+  integer :: ierr, rank, nranks, i, r, root, checks, failures, total
+  integer, allocatable :: a(:), b(:), w(:), big(:), bigw(:)
+  double precision, allocatable :: x(:), xw(:)
+  integer(kind=8) :: digest
+
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
+  allocate(a(n), b(n), w(n), big(n * nranks), bigw(n * nranks), x(n), xw(n))
+  checks = 0
+  failures = 0
+  digest = 0
+  root = nranks - 1
+
+  ! all-reduce, sum of integers: into another array, then in place
+  do i = 1, n
+    a(i) = mod(rank * 7 + i * 3, 5)
+    w(i) = 0
+    do r = 0, nranks - 1
+      w(i) = w(i) + mod(r * 7 + i * 3, 5)
+    end do
+  end do
+  call MPI_Allreduce(a, b, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call expect_int(b, w, n, 'allreduce')
+  b = a
+  call MPI_Allreduce(MPI_IN_PLACE, b, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call expect_int(b, w, n, 'allreduce in place')
+
+  ! all-reduce, max of doubles, in place
+  do i = 1, n
+    x(i) = dble(mod(rank * 13 + i * 7, 11) - 5)
+    xw(i) = -100d0
+    do r = 0, nranks - 1
+      xw(i) = max(xw(i), dble(mod(r * 13 + i * 7, 11) - 5))
+    end do
+  end do
+  call MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
+  call expect_int(int(x), int(xw), n, 'allreduce max double precision')
+
+  ! reduce in place at the root
+  b = a
+  if (rank == root) then
+    call MPI_Reduce(MPI_IN_PLACE, b, n, MPI_INTEGER, MPI_SUM, root, MPI_COMM_WORLD, ierr)
+    call expect_int(b, w, n, 'reduce in place')
+  else
+    call MPI_Reduce(b, b, n, MPI_INTEGER, MPI_SUM, root, MPI_COMM_WORLD, ierr)
+  end if
+
+  ! reduce-scatter-block in place: the rank's block lands at the start
+  do i = 1, n * nranks
+    big(i) = mod(rank * 7 + i * 3, 5)
+    bigw(i) = 0
+    do r = 0, nranks - 1
+      bigw(i) = bigw(i) + mod(r * 7 + i * 3, 5)
+    end do
+  end do
+  call MPI_Reduce_scatter_block(MPI_IN_PLACE, big, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call expect_int(big(1:n), bigw(rank * n + 1:(rank + 1) * n), n, 'reduce_scatter_block in place')
+
+  ! all-gather in place
+  do i = 1, n * nranks
+    bigw(i) = ((i - 1) / n) * 100000 + i
+  end do
+  big = -1
+  big(rank * n + 1:(rank + 1) * n) = bigw(rank * n + 1:(rank + 1) * n)
+  call MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, big, n, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  call expect_int(big, bigw, n * nranks, 'allgather in place')
+
+  ! broadcast from the last rank
+  b = -1
+  if (rank == root) b = w
+  call MPI_Bcast(b, n, MPI_INTEGER, root, MPI_COMM_WORLD, ierr)
+  call expect_int(b, w, n, 'bcast')
+
+  ! scatter, then gather in place at the root
+  b = -1
+  call MPI_Scatter(bigw, n, MPI_INTEGER, b, n, MPI_INTEGER, root, MPI_COMM_WORLD, ierr)
+  call expect_int(b, bigw(rank * n + 1:(rank + 1) * n), n, 'scatter')
+  if (rank == root) then
+    big = -1
+    big(rank * n + 1:(rank + 1) * n) = b
+    call MPI_Gather(MPI_IN_PLACE, n, MPI_INTEGER, big, n, MPI_INTEGER, root, MPI_COMM_WORLD, ierr)
+    call expect_int(big, bigw, n * nranks, 'gather in place')
+  else
+    call MPI_Gather(b, n, MPI_INTEGER, big, n, MPI_INTEGER, root, MPI_COMM_WORLD, ierr)
+  end if
+
+  ! all-to-all: block j of rank r carries r * 1000 + j
+  total = n / 10
+  do r = 0, nranks - 1
+    big(r * total + 1:(r + 1) * total) = rank * 1000 + r
+    bigw(r * total + 1:(r + 1) * total) = r * 1000 + rank
+  end do
+  call MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, big, total, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  call expect_int(big(1:total * nranks), bigw(1:total * nranks), total * nranks, 'alltoall in place')
+
+  ! every rank's counts and digest to rank 0, summed
+  call MPI_Allreduce(MPI_IN_PLACE, checks, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_Allreduce(MPI_IN_PLACE, digest, 1, MPI_INTEGER8, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank == 0) print '(a,i0,a,i0,a,i0,a,i0)', 'test_fortran: ', nranks, ' ranks, ', checks, &
+      ' checks, ', failures, ' failures, digest ', digest
+  call MPI_Finalize(ierr)
+  if (failures > 0) stop 1
+
+contains
+
+  subroutine expect_int(got, want, m, what)
+    integer, intent(in) :: got(:), want(:), m
+    character(len=*), intent(in) :: what
+    integer :: k
+    checks = checks + 1
+    do k = 1, m
+      digest = digest + int(got(k), 8) * int(k, 8)
+    end do
+    if (any(got(1:m) /= want(1:m)) .or. ierr /= MPI_SUCCESS) then
+      failures = failures + 1
+      print '(a,i0,a,a)', 'rank ', rank, ': FAIL ', what
+    end if
+  end subroutine expect_int
+
+end program test_fortran
