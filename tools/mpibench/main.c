@@ -1,0 +1,114 @@
+/* main.c - pccl-mpibench: a plain MPI benchmark (no pccl in it) of
+ * MPI_Allgather, MPI_Reduce_scatter_block and MPI_Allreduce on float32 sums,
+ * for timing an MPI program with and without libpccl_mpi.so preloaded
+ * (scripts/dropin-bench.sh runs both and prints the ratios). Sizes and bus
+ * bandwidth follow nccl-tests and pccl-bench: all-gather and reduce-scatter
+ * sizes are the whole (nranks x block) buffer, all-reduce's the vector.
+ * Each point: warm-up, an iteration count that fills ~0.2 s, then the best
+ * of `rounds` blocks, each block timed by its slowest rank.
+ *   pccl-mpibench [-b MIN] [-e MAX] [-c allgather,reducescatter,allreduce]
+ *                 [-r ROUNDS] [--csv FILE] */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { ALLGATHER, REDUCESCATTER, ALLREDUCE, NCOLLS } coll_t;
+static const char *const coll_names[NCOLLS] = {"allgather", "reducescatter", "allreduce"};
+
+static int rank, nranks;
+
+static void die(const char *msg) {
+  if (rank == 0) fprintf(stderr, "pccl-mpibench: %s\n", msg);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* "64K", "1M", "8" -> bytes. */
+static size_t parse_size(const char *text) {
+  char *end;
+  double v = strtod(text, &end);
+  double unit = *end == 'K' || *end == 'k' ? 1024.0 : *end == 'M' || *end == 'm' ? 1048576.0
+              : *end == 'G' || *end == 'g' ? 1073741824.0 : 1.0;
+  if (end == text || v <= 0 || (unit > 1.0 && end[1] != '\0') || (unit == 1.0 && *end != '\0'))
+    die("sizes look like 1K, 64M or 4096");
+  return (size_t)(v * unit);
+}
+
+static void run_once(coll_t coll, float *send, float *recv, int count) {
+  switch (coll) {
+  case ALLGATHER: MPI_Allgather(send, count, MPI_FLOAT, recv, count, MPI_FLOAT, MPI_COMM_WORLD); break;
+  case REDUCESCATTER:
+    MPI_Reduce_scatter_block(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    break;
+  default: MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+  }
+}
+
+/* Seconds per call over `iters` calls, the slowest rank's. */
+static double time_block(coll_t coll, float *send, float *recv, int count, int iters) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t = MPI_Wtime();
+  for (int i = 0; i < iters; i++) run_once(coll, send, recv, count);
+  t = (MPI_Wtime() - t) / iters;
+  double slowest;
+  MPI_Reduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&slowest, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return slowest;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  size_t min_bytes = 1024, max_bytes = 64u << 20;
+  int rounds = 3, want[NCOLLS] = {1, 1, 1};
+  const char *csv_path = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "-b") && v) min_bytes = parse_size(v), i++;
+    else if (!strcmp(a, "-e") && v) max_bytes = parse_size(v), i++;
+    else if (!strcmp(a, "-r") && v) rounds = atoi(v), i++;
+    else if (!strcmp(a, "--csv") && v) csv_path = v, i++;
+    else if (!strcmp(a, "-c") && v) {
+      for (int c = 0; c < NCOLLS; c++) want[c] = strstr(v, coll_names[c]) != NULL;
+      i++;
+    } else die("usage: pccl-mpibench [-b MIN] [-e MAX] [-c COLLS] [-r ROUNDS] [--csv FILE]");
+  }
+  if (rounds < 1 || rounds > 100 || min_bytes > max_bytes) die("bad -r, -b or -e");
+  size_t max_floats = max_bytes / sizeof(float) + (size_t)nranks;
+  float *send = malloc(max_floats * sizeof(float)), *recv = malloc(max_floats * sizeof(float));
+  if (!send || !recv) die("out of memory");
+  for (size_t i = 0; i < max_floats; i++) send[i] = (float)(i % 7), recv[i] = 0;
+  FILE *csv = rank == 0 && csv_path ? fopen(csv_path, "w") : NULL;
+  if (rank == 0 && csv_path && !csv) die("cannot write the CSV file");
+  if (csv) fprintf(csv, "collective,nranks,bytes,time_us,busbw_gbs\n");
+  if (rank == 0) printf("# pccl-mpibench: %d ranks, float32 sum, best of %d rounds\n", nranks, rounds);
+
+  for (int c = 0; c < NCOLLS; c++) {
+    if (!want[c]) continue;
+    if (rank == 0) printf("\n# %s\n%12s %12s %12s\n", coll_names[c], "bytes", "time_us", "busbw");
+    for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
+      size_t per = c == ALLREDUCE ? 1 : (size_t)nranks;
+      int count = (int)(bytes / sizeof(float) / per);
+      if (count == 0) continue;
+      for (int i = 0; i < 3; i++) run_once((coll_t)c, send, recv, count);
+      double once = time_block((coll_t)c, send, recv, count, 1);
+      int iters = once > 0 ? (int)(0.2 / once) + 1 : 1000;
+      if (iters > 1000) iters = 1000;
+      double best = 1e30;
+      for (int r = 0; r < rounds; r++) {
+        double t = time_block((coll_t)c, send, recv, count, iters);
+        if (t < best) best = t;
+      }
+      double n = nranks, factor = c == ALLREDUCE ? 2 * (n - 1) / n : (n - 1) / n;
+      double sized = (double)count * sizeof(float) * (double)per;
+      double busbw = sized / best / 1e9 * factor;
+      if (rank == 0) printf("%12.0f %12.2f %12.3f\n", sized, best * 1e6, busbw);
+      if (csv) fprintf(csv, "%s,%d,%.0f,%.3f,%.4f\n", coll_names[c], nranks, sized, best * 1e6, busbw);
+    }
+  }
+  if (csv) fclose(csv);
+  free(send), free(recv);
+  MPI_Finalize();
+  return 0;
+}
