@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # setup.sh - installs what building and testing pccl needs, when missing:
 # a C compiler, make, CMake, pkg-config and an MPI (Open MPI by default;
-# PCCL_MPI=mpich picks MPICH). Also, optionally, ZFP (the codec anchor,
-# libzfp-dev) and clang (the decoder's libFuzzer target): installed as root,
+# PCCL_SETUP_MPI=mpich picks MPICH). Also, optionally, ZFP (the codec anchor,
+# libzfp-dev), clang (the decoder's libFuzzer target), gfortran and Debian's
+# mpi4py and numpy (the MPI drop-in's Fortran and Python tests): installed as root,
 # only mentioned otherwise (the build and tests go on without them). Uses
 # Debian/Ubuntu packages via apt-get when run as root; otherwise says what to
 # install.
 set -euo pipefail
 
-mpi=${PCCL_MPI:-openmpi}
+mpi=${PCCL_SETUP_MPI:-openmpi}
 case "$mpi" in
   openmpi) mpi_pkgs="openmpi-bin libopenmpi-dev"; mpi_cc=mpicc.openmpi ;;
   mpich) mpi_pkgs="mpich libmpich-dev"; mpi_cc=mpicc.mpich ;;
-  *) echo "setup.sh: PCCL_MPI must be openmpi or mpich, not '$mpi'" >&2; exit 2 ;;
+  *) echo "setup.sh: PCCL_SETUP_MPI must be openmpi or mpich, not '$mpi'" >&2; exit 2 ;;
 esac
 
 missing=()
@@ -24,6 +25,8 @@ command -v "$mpi_cc" >/dev/null 2>&1 || missing+=($mpi_pkgs)
 optional=()
 [ -f /usr/include/zfp.h ] || optional+=(libzfp-dev)
 command -v clang >/dev/null 2>&1 || optional+=(clang)
+command -v gfortran >/dev/null 2>&1 || optional+=(gfortran)
+/usr/bin/python3 -c 'import mpi4py, numpy' >/dev/null 2>&1 || optional+=(python3-mpi4py python3-numpy)
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   [ ${#optional[@]} -eq 0 ] || echo "setup.sh: optional, not installed: ${optional[*]}" >&2
   optional=()
@@ -46,7 +49,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 # Optional packages must not fail the set-up: the build and tests go on
-# without them (ZFP's codec row is left out, the fuzz test skips).
+# without them (ZFP's codec row is left out, the fuzz, Fortran and Python
+# tests skip).
 if [ ${#optional[@]} -gt 0 ]; then
   echo "setup.sh: installing optional ${optional[*]}"
   apt-get install -y -qq "${optional[@]}" >/dev/null ||
