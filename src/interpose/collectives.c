@@ -165,69 +165,92 @@ PCCL_IP_API int MPI_Bcast(void *buffer, int count, MPI_Datatype dt, int root, MP
   return bufs_close(&c, &b, st, !at_root);
 }
 
-PCCL_IP_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm) {
+/* All-gather and all-to-all take the same arguments and the same in-place
+ * form (sendbuf MPI_IN_PLACE); they differ in the send buffer's size (one
+ * block, or one per rank) and in where pccl finds an in-place input. */
+typedef int pmpi_everyone_fn(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                             MPI_Comm);
+
+static int everyone(pccl_ip_call_id_t id, pmpi_everyone_fn *pmpi, const void *sendbuf,
+                    int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm) {
   pccl_ip_call_t c;
-  int inplace = sendbuf == MPI_IN_PLACE;
+  int inplace = sendbuf == MPI_IN_PLACE, alltoall = id == PCCL_IP_ALLTOALL;
   pccl_ip_reason_t why = inplace ? move_reason(recvcount, recvtype, 0, recvtype)
                                  : move_reason(sendcount, sendtype, recvcount, recvtype);
-  if (!pccl_ip_start(&c, PCCL_IP_ALLGATHER, comm, why))
-    return c.rc ? c.rc
-                : PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  size_t blk = pccl_ip_bytes((size_t)recvcount, recvtype);
+  if (!pccl_ip_start(&c, id, comm, why))
+    return c.rc ? c.rc : pmpi(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  size_t blk = pccl_ip_bytes((size_t)recvcount, recvtype), n = (size_t)c.size;
   if (!inplace && pccl_ip_bytes((size_t)sendcount, sendtype) != blk) return size_mismatch(&c);
   bufs_t b;
-  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype, recvbuf,
-            (size_t)recvcount * (size_t)c.size, recvtype, inplace, 1);
+  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount * (alltoall ? n : 1), sendtype,
+            recvbuf, (size_t)recvcount * n, recvtype, inplace, 1);
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS)
+  if (b.rc == MPI_SUCCESS && alltoall)
+    st = pccl_alltoall(inplace ? b.recv.bytes : b.send.bytes, b.recv.bytes, blk, PCCL_UINT8,
+                       c.pc);
+  else if (b.rc == MPI_SUCCESS)
     st = pccl_allgather(inplace ? b.recv.bytes + (size_t)c.rank * blk : b.send.bytes,
                         b.recv.bytes, blk, PCCL_UINT8, c.pc);
   return bufs_close(&c, &b, st, 1);
 }
 
-PCCL_IP_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  pccl_ip_call_t c;
-  int inplace = sendbuf == MPI_IN_PLACE;
-  pccl_ip_reason_t why = inplace ? move_reason(recvcount, recvtype, 0, recvtype)
-                                 : move_reason(sendcount, sendtype, recvcount, recvtype);
-  if (!pccl_ip_start(&c, PCCL_IP_ALLTOALL, comm, why))
-    return c.rc ? c.rc
-                : PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  size_t blk = pccl_ip_bytes((size_t)recvcount, recvtype), n = (size_t)c.size;
-  if (!inplace && pccl_ip_bytes((size_t)sendcount, sendtype) != blk) return size_mismatch(&c);
-  bufs_t b;
-  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount * n, sendtype, recvbuf,
-            (size_t)recvcount * n, recvtype, inplace, 1);
-  pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS)
-    st = pccl_alltoall(inplace ? b.recv.bytes : b.send.bytes, b.recv.bytes, blk, PCCL_UINT8,
-                       c.pc);
-  return bufs_close(&c, &b, st, 1);
+PCCL_IP_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm) {
+  return everyone(PCCL_IP_ALLGATHER, PMPI_Allgather, sendbuf, sendcount, sendtype, recvbuf,
+                  recvcount, recvtype, comm);
 }
 
-/* Scatter: the root's send buffer holds size blocks; in place, the root
- * keeps its own block where it is (pccl's recvbuf == sendbuf + root*blk). */
+PCCL_IP_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return everyone(PCCL_IP_ALLTOALL, PMPI_Alltoall, sendbuf, sendcount, sendtype, recvbuf,
+                  recvcount, recvtype, comm);
+}
+
+/* Scatter and gather mirror each other: the root's `many` buffer holds a
+ * block per rank (scatter's send, gather's receive), every rank's `one`
+ * buffer holds its own block, absent at the root in place. */
+static pccl_ip_reason_t rooted_reason(int at_root, int inplace, int many_n, MPI_Datatype many_t,
+                                      int one_n, MPI_Datatype one_t) {
+  if (!at_root) return move_reason(one_n, one_t, 0, one_t);
+  return inplace ? move_reason(many_n, many_t, 0, many_t)
+                 : move_reason(many_n, many_t, one_n, one_t);
+}
+
+/* The block size of a scatter or gather, as rooted_reason's arguments give
+ * it; 0 (after reporting) when the root's two sides differ. */
+static int rooted_block(pccl_ip_call_t *c, int at_root, int inplace, int many_n,
+                        MPI_Datatype many_t, int one_n, MPI_Datatype one_t, size_t *blk) {
+  *blk = at_root ? pccl_ip_bytes((size_t)many_n, many_t) : pccl_ip_bytes((size_t)one_n, one_t);
+  if (at_root && !inplace && pccl_ip_bytes((size_t)one_n, one_t) != *blk) {
+    c->rc = size_mismatch(c);
+    return 0;
+  }
+  return 1;
+}
+
+static int rank_in(MPI_Comm comm) {
+  int rank = -1;
+  if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
+/* In place, the root's own block stays in its send buffer
+ * (pccl's recvbuf == sendbuf + root*blk). */
 PCCL_IP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                             MPI_Comm comm) {
   pccl_ip_call_t c;
-  int rank = -1;
-  if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
-  int at_root = rank == root, inplace = at_root && recvbuf == MPI_IN_PLACE;
-  pccl_ip_reason_t why = !at_root  ? move_reason(recvcount, recvtype, 0, recvtype)
-                         : inplace ? move_reason(sendcount, sendtype, 0, sendtype)
-                                   : move_reason(sendcount, sendtype, recvcount, recvtype);
-  if (!pccl_ip_start(&c, PCCL_IP_SCATTER, comm, why))
+  int at_root = rank_in(comm) == root, inplace = at_root && recvbuf == MPI_IN_PLACE;
+  size_t blk;
+  if (!pccl_ip_start(&c, PCCL_IP_SCATTER, comm,
+                     rooted_reason(at_root, inplace, sendcount, sendtype, recvcount, recvtype)))
     return c.rc ? c.rc
                 : PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                                comm);
-  size_t blk = at_root ? pccl_ip_bytes((size_t)sendcount, sendtype)
-                       : pccl_ip_bytes((size_t)recvcount, recvtype);
-  if (at_root && !inplace && pccl_ip_bytes((size_t)recvcount, recvtype) != blk)
-    return size_mismatch(&c);
+  if (!rooted_block(&c, at_root, inplace, sendcount, sendtype, recvcount, recvtype, &blk))
+    return c.rc;
   bufs_t b;
   bufs_open(&c, &b, at_root ? sendbuf : NULL, (size_t)sendcount * (size_t)c.size, sendtype,
             inplace ? NULL : recvbuf, (size_t)recvcount, recvtype, 0, 1);
@@ -239,27 +262,22 @@ PCCL_IP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sen
   return bufs_close(&c, &b, st, !inplace);
 }
 
-/* Gather: the root's receive buffer gets size blocks; in place, the root's
- * own block is already there (pccl's sendbuf == recvbuf + root*blk). */
+/* In place, the root's own block is already in its receive buffer
+ * (pccl's sendbuf == recvbuf + root*blk). */
 PCCL_IP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                            MPI_Comm comm) {
   pccl_ip_call_t c;
-  int rank = -1;
-  if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &rank);
-  int at_root = rank == root, inplace = sendbuf == MPI_IN_PLACE;
-  pccl_ip_reason_t why = !at_root  ? move_reason(sendcount, sendtype, 0, sendtype)
-                         : inplace ? move_reason(recvcount, recvtype, 0, recvtype)
-                                   : move_reason(sendcount, sendtype, recvcount, recvtype);
-  if (!pccl_ip_start(&c, PCCL_IP_GATHER, comm, why))
+  int at_root = rank_in(comm) == root, inplace = sendbuf == MPI_IN_PLACE;
+  size_t blk;
+  if (!pccl_ip_start(&c, PCCL_IP_GATHER, comm,
+                     rooted_reason(at_root, inplace, recvcount, recvtype, sendcount, sendtype)))
     return c.rc ? c.rc
                 : PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                               comm);
   if (inplace && !at_root) return misplaced_in_place(&c);
-  size_t blk = at_root ? pccl_ip_bytes((size_t)recvcount, recvtype)
-                       : pccl_ip_bytes((size_t)sendcount, sendtype);
-  if (at_root && !inplace && pccl_ip_bytes((size_t)sendcount, sendtype) != blk)
-    return size_mismatch(&c);
+  if (!rooted_block(&c, at_root, inplace, recvcount, recvtype, sendcount, sendtype, &blk))
+    return c.rc;
   bufs_t b;
   bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype,
             at_root ? recvbuf : NULL, (size_t)recvcount * (size_t)c.size, recvtype, inplace, 1);
