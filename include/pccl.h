@@ -54,7 +54,13 @@ typedef enum {
   PCCL_ERR_CONFIG = 8,           /* malformed environment variable or setting */
   PCCL_ERR_UNSUPPORTED = 9,      /* valid request this build or algorithm cannot do */
   PCCL_ERR_INTERNAL = 10,        /* a bug in pccl: please report it */
-  PCCL_ERR_CORRUPT = 11          /* compressed data truncated, corrupted or not pccl's */
+  PCCL_ERR_CORRUPT = 11,         /* compressed data truncated, corrupted or not pccl's */
+  PCCL_ERR_TIMEOUT = 12,         /* no progress for the communicator's timeout: a peer
+                                    skipped the call, died or is stuck; the communicator
+                                    is broken */
+  PCCL_ERR_MISMATCH = 13,        /* ranks called with different arguments (PCCL_CHECK) */
+  PCCL_ERR_ABORTED = 14          /* pccl_comm_abort ended the call; the communicator is
+                                    broken */
 } pccl_status_t;
 
 typedef enum {
@@ -176,6 +182,22 @@ PCCL_API pccl_status_t pccl_comm_set_algo(pccl_comm_t *comm, pccl_coll_t coll,
  * "none" before the first. Valid for the communicator's lifetime. */
 PCCL_API const char *pccl_comm_last_algo(const pccl_comm_t *comm);
 
+/* Seconds a collective may go without progress before it gives up with
+ * PCCL_ERR_TIMEOUT (PCCL_TIMEOUT, default 300); 0 waits forever. The
+ * last-error message then names the collective, the algorithm, the step,
+ * the peers still awaited and how long. Returns PCCL_ERR_INVALID_COMM or
+ * PCCL_ERR_INVALID_ARGUMENT (negative, NaN or over 1e9). */
+PCCL_API pccl_status_t pccl_comm_set_timeout(pccl_comm_t *comm, double seconds);
+
+/* Ends the collective running on `comm` in another thread, which returns
+ * PCCL_ERR_ABORTED; with none running, the next one does. Either way the
+ * communicator is broken: every later collective on it fails at once with
+ * the same status and cause, until pccl_comm_destroy (which then frees only
+ * what needs no peer: a broken communicator's peers may be gone). The one
+ * call that may be made on a communicator another thread is using.
+ * Returns PCCL_ERR_INVALID_COMM for a communicator that is not live. */
+PCCL_API pccl_status_t pccl_comm_abort(pccl_comm_t *comm);
+
 /* How this rank reaches its peers: "shm (...) in node, mpi between nodes",
  * or "mpi (...)" with the reason shm is not used (PCCL_SHM=0, no peer on
  * the node, cross-memory attach not permitted). */
@@ -249,9 +271,15 @@ PCCL_API pccl_status_t pccl_compressed_info(const void *src, size_t src_size,
 /* Each returns PCCL_OK; PCCL_ERR_INVALID_COMM; PCCL_ERR_INVALID_ARGUMENT
  * (NULL buffer with count > 0, misaligned or overlapping buffers, root out of
  * range); PCCL_ERR_INVALID_DTYPE; PCCL_ERR_INVALID_OP; PCCL_ERR_OVERFLOW
- * (count x nranks x element size exceeds PTRDIFF_MAX); PCCL_ERR_NO_MEMORY; PCCL_ERR_MPI.
+ * (count x nranks x element size exceeds PTRDIFF_MAX); PCCL_ERR_NO_MEMORY; PCCL_ERR_MPI;
+ * PCCL_ERR_TIMEOUT and PCCL_ERR_ABORTED (see pccl_comm_set_timeout and
+ * pccl_comm_abort; a broken communicator returns them again at once);
+ * PCCL_ERR_MISMATCH (with PCCL_CHECK=1: ranks passed different collective,
+ * count, datatype, op, root or algorithm, or some rank rejected its
+ * arguments; the last error names the fields and ranks).
  * A call that fails validation writes nothing to recvbuf. count == 0 is a
- * no-op that returns PCCL_OK. */
+ * no-op that returns PCCL_OK (with PCCL_CHECK=1 it still takes part in the
+ * check, so that a rank passing 0 where others pass more is caught). */
 
 PCCL_API pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count,
                                       pccl_dtype_t dtype, pccl_comm_t *comm);

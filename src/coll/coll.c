@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agree.h"
 #include "comm.h"
 #include "exec.h"
 #include "kernels.h"
@@ -224,8 +225,23 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sche
     lossy = lossy_plan(c, s);
     pccl_exec_set_lossy(&x, &lossy);
   }
-  st = pccl_exec_run(&x);
-  if (st != PCCL_OK) {
+  pccl_exec_watch_t watch = {comm->timeout, &comm->abort_flag, 0.0};
+  st = pccl_exec_run(&x, &watch);
+  if (st == PCCL_ERR_TIMEOUT || st == PCCL_ERR_ABORTED) {
+    char pending[256];
+    uint32_t step = pccl_exec_pending(&x, pending, sizeof pending);
+    if (st == PCCL_ERR_TIMEOUT)
+      pccl__error(comm, st, api,
+                  "algorithm %s made no progress for %.1f s at step %u of %u, waiting for %s: a "
+                  "peer skipped this collective, died or is stuck; the communicator is now broken",
+                  comm->last_algo, watch.waited, step, s->nsteps, pending);
+    else
+      pccl__error(comm, st, api,
+                  "pccl_comm_abort ended algorithm %s at step %u of %u, waiting for %s; the "
+                  "communicator is now broken",
+                  comm->last_algo, step, s->nsteps, pending);
+    pccl_route_reset(&comm->route);
+  } else if (st != PCCL_OK) {
     const pccl_step_t *f = &s->steps[x.failed_step];
     char mpi_msg[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
@@ -242,28 +258,81 @@ static size_t reported_bytes(const call_t *c) {
   return elems * c->esize;
 }
 
+/* A hash of an algorithm's name and k, the same on every rank that runs it. */
+static int64_t algo_hash(const char *name) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *name; name++) h = (h ^ (unsigned char)*name) * 1099511628211ull;
+  return (int64_t)(h >> 1);
+}
+
+/* PCCL_CHECK: what this rank is about to run, for pccl__agree. */
+static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t local,
+                           const char *algo) {
+  const coll_info_t *info = &infos[c->coll];
+  pccl_agree_t a = {.f = {[PCCL_AGREE_COLL] = c->coll,
+                          [PCCL_AGREE_COUNT] = (int64_t)c->count,
+                          [PCCL_AGREE_DTYPE] = c->dtype,
+                          [PCCL_AGREE_OP] = info->reduces ? (int64_t)c->op : -1,
+                          [PCCL_AGREE_ROOT] = info->rooted ? c->root : 0,
+                          [PCCL_AGREE_LOSSY] = c->lossy_call,
+                          [PCCL_AGREE_ALGO] = algo_hash(algo),
+                          [PCCL_AGREE_STATUS] = local}};
+  snprintf(a.algo, sizeof a.algo, "%s", algo);
+  char own[PCCL_ERROR_LEN];
+  snprintf(own, sizeof own, "%s", comm->error); /* this rank's own validation message */
+  pccl_status_t st = pccl__agree(comm, info->api, &a);
+  if (st == PCCL_ERR_MISMATCH && local != PCCL_OK) {
+    snprintf(comm->error, sizeof comm->error, "%s", own); /* the rank at fault keeps its cause */
+    return local;
+  }
+  return st;
+}
+
+/* Every later call on a broken communicator fails with this cause. */
+static pccl_status_t broken(pccl_comm_t *comm, pccl_status_t st) {
+  if (st == PCCL_ERR_TIMEOUT || st == PCCL_ERR_ABORTED) {
+    comm->broken = st;
+    snprintf(comm->broken_why, sizeof comm->broken_why, "%s", comm->error);
+  }
+  return st;
+}
+
 static pccl_status_t run(pccl_comm_t *comm, call_t *c) {
   const char *api = infos[c->coll].api;
   if (!pccl__comm_live(comm))
     return pccl__error(NULL, PCCL_ERR_INVALID_COMM, api,
                        "not a live communicator (NULL, never created or already destroyed)");
   pccl__error_clear(comm);
+  if (comm->broken != PCCL_OK)
+    return pccl__error(comm, comm->broken, api, "the communicator is broken: %s", comm->broken_why);
+  if (comm->abort_flag)
+    return broken(comm, pccl__error(comm, PCCL_ERR_ABORTED, api,
+                                    "pccl_comm_abort was called; the communicator is now broken"));
   pccl_status_t st = validate(comm, c);
   if (st == PCCL_OK && c->lossy_call) st = validate_lossy(comm, c);
+  pccl_choice_t choice = {NULL, 0};
+  if (st == PCCL_OK && c->count > 0) {
+    choice = c->lossy_call ? pccl__select_lossy(comm, c->coll, reported_bytes(c))
+                           : pccl__select(comm, c->coll, reported_bytes(c));
+    if (!choice.algo) st = pccl__error(comm, PCCL_ERR_INTERNAL, api, "no algorithm registered");
+  }
+  char algo[sizeof comm->last_algo] = "none";
+  if (choice.algo && choice.algo->kset)
+    snprintf(algo, sizeof algo, "%s:%d", choice.algo->name, choice.k);
+  else if (choice.algo)
+    snprintf(algo, sizeof algo, "%s", choice.algo->name);
+  if (comm->check) {
+    pccl_status_t agreed = agree(comm, c, st, algo);
+    if (agreed != PCCL_OK) return broken(comm, agreed);
+  }
   if (st != PCCL_OK || c->count == 0) return st;
-  pccl_choice_t choice = c->lossy_call ? pccl__select_lossy(comm, c->coll, reported_bytes(c))
-                                  : pccl__select(comm, c->coll, reported_bytes(c));
-  if (!choice.algo) return pccl__error(comm, PCCL_ERR_INTERNAL, api, "no algorithm registered");
-  if (choice.algo->kset)
-    snprintf(comm->last_algo, sizeof(comm->last_algo), "%s:%d", choice.algo->name, choice.k);
-  else
-    snprintf(comm->last_algo, sizeof(comm->last_algo), "%s", choice.algo->name);
+  snprintf(comm->last_algo, sizeof(comm->last_algo), "%s", algo);
   const pccl_sched_t *s;
   st = get_schedule(comm, c, choice, &s);
   if (st != PCCL_OK)
     return pccl__error(comm, st, api, "building the %s schedule failed: %s", comm->last_algo,
                        pccl_status_string(st));
-  return execute(comm, c, s);
+  return broken(comm, execute(comm, c, s));
 }
 
 pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,

@@ -4,6 +4,7 @@
  * per-communicator settings. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,6 +164,20 @@ static pccl_status_t read_environment(pccl_comm_t *c, long *per_node, long *use_
     pccl_status_t st = pccl__parse_algo_list(algo, c->forced, err, sizeof(err));
     if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
   }
+  c->timeout = PCCL_TIMEOUT_DEFAULT;
+  const char *timeout = getenv("PCCL_TIMEOUT");
+  if (timeout && timeout[0]) {
+    pccl_status_t st = pccl__parse_seconds("PCCL_TIMEOUT", timeout, PCCL_TIMEOUT_MAX, &c->timeout,
+                                           err, sizeof(err));
+    if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
+  }
+  long check = PCCL_CHECK_DEFAULT;
+  const char *check_env = getenv("PCCL_CHECK");
+  if (check_env && check_env[0]) {
+    pccl_status_t st = pccl__parse_int("PCCL_CHECK", check_env, 0, 1, &check, err, sizeof(err));
+    if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
+  }
+  c->check = (int)check;
   const char *rpn = getenv("PCCL_RANKS_PER_NODE");
   if (rpn && rpn[0]) {
     pccl_status_t st = pccl__parse_int("PCCL_RANKS_PER_NODE", rpn, 1, 1L << 30, per_node, err,
@@ -333,7 +348,9 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
                        "not a live communicator (NULL, never created or already destroyed)");
   pccl_cache_clear(&comm->cache);
   pccl_mpi_tp_fini(&comm->tp);
-  pccl_shm_tp_destroy(comm->shm);
+  /* Freeing the node's shared window waits for every peer of the node; on
+   * a broken communicator some may never come, so the window is left. */
+  if (comm->broken == PCCL_OK && !comm->abort_flag) pccl_shm_tp_destroy(comm->shm);
   pccl_exec_ws_free(&comm->exec_ws);
   pccl__comm_free_tmp(comm);
   pccl_topo_free(&comm->topo);
@@ -342,6 +359,24 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Comm_free(&comm->mpi);
   free(comm);
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_comm_set_timeout(pccl_comm_t *comm, double seconds) {
+  const char *where = "pccl_comm_set_timeout";
+  if (!pccl__comm_live(comm))
+    return pccl__error(NULL, PCCL_ERR_INVALID_COMM, where, "not a live communicator");
+  if (!(seconds >= 0 && seconds <= PCCL_TIMEOUT_MAX))
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, where,
+                       "%g is not a number of seconds in [0, %g]", seconds, PCCL_TIMEOUT_MAX);
+  comm->timeout = seconds;
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_comm_abort(pccl_comm_t *comm) {
+  if (!pccl__comm_live(comm))
+    return pccl__error(NULL, PCCL_ERR_INVALID_COMM, "pccl_comm_abort", "not a live communicator");
+  atomic_store(&comm->abort_flag, 1);
   return PCCL_OK;
 }
 

@@ -32,7 +32,21 @@ struct pccl_comm {
   pccl_route_t route;  /* what the executor uses: shm or MPI per peer */
   char transport[160]; /* what serves the node's peers, and why (pccl_comm_transport) */
   pccl_exec_ws_t exec_ws;
+  double timeout;         /* PCCL_TIMEOUT or pccl_comm_set_timeout; 0: none */
+  int check;              /* PCCL_CHECK: agree on the arguments before each collective */
+  _Atomic int abort_flag; /* pccl_comm_abort */
+  pccl_status_t broken;   /* PCCL_OK, or why every call now fails */
+  char broken_why[PCCL_ERROR_LEN];
 };
+
+/* PCCL_CHECK's default: on in debug builds (CMAKE_BUILD_TYPE=Debug). */
+#ifdef PCCL_DEBUG
+#define PCCL_CHECK_DEFAULT 1
+#else
+#define PCCL_CHECK_DEFAULT 0
+#endif
+#define PCCL_TIMEOUT_DEFAULT 300.0
+#define PCCL_TIMEOUT_MAX 1e9
 
 /* Frees the scratch buffer, whichever allocator it came from. */
 void pccl__comm_free_tmp(pccl_comm_t *comm);

@@ -16,6 +16,10 @@ pccl_status_t pccl__parse_algo_list(const char *text, pccl_choice_t forced[PCCL_
 pccl_status_t pccl__parse_int(const char *name, const char *text, long min, long max, long *out,
                               char *err, size_t errlen);
 
+/* Parses a decimal number of seconds in [0, max] ("2", "0.5", "1e3"). */
+pccl_status_t pccl__parse_seconds(const char *name, const char *text, double max, double *out,
+                                  char *err, size_t errlen);
+
 /* The collective called `name` (also "reduce_scatter", "bcast"), or -1. */
 int pccl__coll_from_name(const char *name);
 

@@ -16,6 +16,9 @@ const char *pccl_status_string(pccl_status_t status) {
       "unsupported",
       "internal error",
       "corrupted compressed data",
+      "timed out",
+      "ranks disagree",
+      "aborted",
   };
   if ((unsigned)status < sizeof(names) / sizeof(names[0])) return names[status];
   return "unknown status";

@@ -1,4 +1,4 @@
-/* parse.c - the strict integer parser behind every numeric environment
+/* parse.c - the strict number parsers behind every numeric environment
  * variable (declared in config.h). On its own so the codec, which reads
  * PCCL_CODEC_THREADS, needs nothing else of the configuration code. */
 #include <errno.h>
@@ -14,6 +14,20 @@ pccl_status_t pccl__parse_int(const char *name, const char *text, long min, long
   long v = strtol(text, &end, 10);
   if (text[0] == '\0' || *end != '\0' || errno == ERANGE || v < min || v > max) {
     snprintf(err, errlen, "%s=\"%s\" is not an integer in [%ld, %ld]", name, text, min, max);
+    return PCCL_ERR_CONFIG;
+  }
+  *out = v;
+  return PCCL_OK;
+}
+
+pccl_status_t pccl__parse_seconds(const char *name, const char *text, double max, double *out,
+                                  char *err, size_t errlen) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  /* v == v rejects NaN; the range check rejects infinities */
+  if (text[0] == '\0' || *end != '\0' || errno == ERANGE || !(v == v) || v < 0 || v > max) {
+    snprintf(err, errlen, "%s=\"%s\" is not a number of seconds in [0, %g]", name, text, max);
     return PCCL_ERR_CONFIG;
   }
   *out = v;

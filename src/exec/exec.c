@@ -6,8 +6,11 @@
  * reduces it when the receive completes. */
 #include "exec.h"
 
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void pccl_exec_ws_free(pccl_exec_ws_t *ws) {
   free(ws->mem);
@@ -31,7 +34,7 @@ pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *se
   x->divide = divide;
   x->tp = tp;
   x->tp_ctx = tp_ctx;
-  size_t need = 4 * (size_t)(sched->nsteps ? sched->nsteps : 1);
+  size_t need = 5 * (size_t)(sched->nsteps ? sched->nsteps : 1);
   if (need > ws->cap) {
     uint32_t *mem = realloc(ws->mem, need * sizeof(uint32_t));
     if (!mem) return PCCL_ERR_NO_MEMORY;
@@ -39,9 +42,11 @@ pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *se
     ws->cap = need;
   }
   x->waiting = ws->mem;
-  x->ready = x->waiting + need / 4;
-  x->done = x->ready + need / 4;
-  x->staged = x->done + need / 4;
+  x->ready = x->waiting + need / 5;
+  x->done = x->ready + need / 5;
+  x->staged = x->done + need / 5;
+  x->flying = x->staged + need / 5;
+  memset(x->flying, 0, need / 5 * sizeof(uint32_t));
   if (sched->nslots > ws->zcap) {
     size_t *z = realloc(ws->zbytes, sched->nslots * sizeof(size_t));
     if (!z) return PCCL_ERR_NO_MEMORY;
@@ -91,6 +96,7 @@ static pccl_status_t start_recv_reduce(pccl_exec_t *x, uint32_t id, const pccl_s
 static void complete(pccl_exec_t *x, uint32_t id) {
   const pccl_step_t *st = &x->sched->steps[id];
   x->ninflight--;
+  x->flying[id] = 0;
   if (st->kind == PCCL_STEP_RECV_REDUCE && x->staged[id]) {
     pccl_reducer_t r = reducer_of(x, st);
     pccl_reducer_apply(&r, addr(x, st->dst), addr(x, st->src), addr(x, st->src2),
@@ -207,6 +213,7 @@ pccl_status_t pccl_exec_advance(pccl_exec_t *x, int block, int *progressed) {
         continue;
       }
       x->ready[i] = x->ready[--x->nready];
+      x->flying[id] = 1;
       pccl_status_t rc = start(x, id);
       *progressed = 1;
       if (rc != PCCL_OK) {
@@ -228,12 +235,70 @@ pccl_status_t pccl_exec_advance(pccl_exec_t *x, int block, int *progressed) {
   return take_completions(x, block, progressed);
 }
 
-pccl_status_t pccl_exec_run(pccl_exec_t *x) {
+double pccl_exec_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Polls instead of blocking in the transport, so that the clock and the
+ * abort flag are looked at while waiting; yields the core now and then, as
+ * MPI does when idle, for ranks that share cores. */
+pccl_status_t pccl_exec_run(pccl_exec_t *x, pccl_exec_watch_t *watch) {
+  double last = 0.0;
+  unsigned idle = 0;
   while (!pccl_exec_done(x)) {
     int progressed;
-    pccl_status_t rc = pccl_exec_advance(x, 1, &progressed);
+    pccl_status_t rc = pccl_exec_advance(x, 0, &progressed);
     if (rc != PCCL_OK) return rc;
-    if (!progressed && x->ninflight == 0 && x->nready == 0) return PCCL_ERR_INTERNAL;
+    if (progressed) {
+      idle = 0;
+      continue;
+    }
+    if (x->ninflight == 0 && x->nready == 0) return PCCL_ERR_INTERNAL;
+    if (watch->abort && *watch->abort) return PCCL_ERR_ABORTED;
+    double now = pccl_exec_clock();
+    if (idle++ == 0) last = now;
+    if (watch->timeout > 0 && now - last > watch->timeout) {
+      watch->waited = now - last;
+      return PCCL_ERR_TIMEOUT;
+    }
+    if (idle % 8 == 0) sched_yield();
   }
   return PCCL_OK;
+}
+
+/* Appends " ranks a, b, c" (or " rank a") for the peers of unfinished
+ * message steps of one direction, each peer once. */
+static size_t list_peers(const pccl_exec_t *x, int sends, char *buf, size_t len, size_t used) {
+  int n = 0;
+  for (uint32_t i = 0; i < x->sched->nsteps && used < len; i++) {
+    const pccl_step_t *st = &x->sched->steps[i];
+    if (!x->flying[i] || (st->kind == PCCL_STEP_SEND) != sends) continue;
+    int seen = 0;
+    for (uint32_t j = 0; j < i && !seen; j++)
+      seen = x->flying[j] && x->sched->steps[j].arg == st->arg &&
+             (x->sched->steps[j].kind == PCCL_STEP_SEND) == sends;
+    if (seen) continue;
+    used += (size_t)snprintf(buf + used, len - used, "%s%d", n++ ? ", " : " ", st->arg);
+  }
+  return used;
+}
+
+uint32_t pccl_exec_pending(const pccl_exec_t *x, char *buf, size_t len) {
+  uint32_t first = x->sched->nsteps;
+  int recvs = 0, sends = 0;
+  for (uint32_t i = 0; i < x->sched->nsteps; i++) {
+    if (!x->flying[i]) continue;
+    if (first == x->sched->nsteps) first = i;
+    if (x->sched->steps[i].kind == PCCL_STEP_SEND) sends++;
+    else recvs++;
+  }
+  size_t used = (size_t)snprintf(buf, len, "%s", recvs ? "receives from rank(s)" : "");
+  if (recvs) used = list_peers(x, 0, buf, len, used);
+  if (sends && used < len)
+    used += (size_t)snprintf(buf + used, len - used, "%ssends to rank(s)", recvs ? "; " : "");
+  if (sends) used = list_peers(x, 1, buf, len, used);
+  if (!recvs && !sends) snprintf(buf, len, "no message in flight");
+  return first;
 }

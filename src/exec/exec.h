@@ -80,6 +80,7 @@ typedef struct {
   uint32_t *ready;   /* steps whose dependencies are done, not yet started */
   uint32_t *done;    /* poll's output, room for every message in flight */
   uint32_t *staged;  /* per step: a fused receive that landed in its staging region */
+  uint32_t *flying;  /* per step: a message posted and not yet complete */
   size_t *zbytes;    /* per compressed slot: its stream's length */
   const pccl_exec_lossy_t *lossy; /* NULL for schedules without compression */
   uint32_t nready, nfinished, ninflight;
@@ -103,7 +104,25 @@ static inline int pccl_exec_done(const pccl_exec_t *x) {
   return x->nfinished == x->sched->nsteps;
 }
 
-/* Runs the whole schedule to completion, blocking. */
-pccl_status_t pccl_exec_run(pccl_exec_t *x);
+/* What bounds a run: it gives up with PCCL_ERR_TIMEOUT when nothing
+ * progresses for `timeout` seconds (0: never), and with PCCL_ERR_ABORTED as
+ * soon as *abort is nonzero (set from another thread). `waited` receives
+ * the seconds without progress when it gave up. */
+typedef struct {
+  double timeout;
+  const _Atomic int *abort;
+  double waited;
+} pccl_exec_watch_t;
+
+/* Seconds on a monotonic clock. */
+double pccl_exec_clock(void);
+
+/* Runs the whole schedule to completion, polling the transport. */
+pccl_status_t pccl_exec_run(pccl_exec_t *x, pccl_exec_watch_t *watch);
+
+/* After a timeout or abort: what the run still waited for. Writes a phrase
+ * into buf ("receives from rank(s) 1, 3; sends to rank(s) 2") and returns
+ * the earliest message step in flight (the schedule's step count if none). */
+uint32_t pccl_exec_pending(const pccl_exec_t *x, char *buf, size_t len);
 
 #endif /* PCCL_EXEC_H */

@@ -1,0 +1,45 @@
+/* agree.h - PCCL_CHECK: the ranks agree on a collective's arguments before
+ * running it, so that disagreement is an error instead of a hang or
+ * corrupted memory. */
+#ifndef PCCL_AGREE_H
+#define PCCL_AGREE_H
+
+#include <stdint.h>
+
+#include "comm.h"
+
+/* What every rank must pass alike, as int64 so one all-reduce compares all. */
+#define PCCL_AGREE_FIELDS(X) \
+  X(COLL, "collective")      \
+  X(COUNT, "count")          \
+  X(DTYPE, "datatype")       \
+  X(OP, "op")                \
+  X(ROOT, "root")            \
+  X(LOSSY, "lossy call")     \
+  X(ALGO, "algorithm")       \
+  X(STATUS, "arguments")
+
+typedef enum {
+#define PCCL_AGREE_ENUM(id, name) PCCL_AGREE_##id,
+  PCCL_AGREE_FIELDS(PCCL_AGREE_ENUM)
+#undef PCCL_AGREE_ENUM
+  PCCL_AGREE_NFIELDS
+} pccl_agree_field_t;
+
+typedef struct {
+  int64_t f[PCCL_AGREE_NFIELDS]; /* ALGO: a hash of the name; STATUS: validation's status */
+  char algo[40];                 /* the algorithm's name, for the message */
+} pccl_agree_t;
+
+/* Collective over comm: PCCL_OK when every rank passed the same fields;
+ * PCCL_ERR_MISMATCH on every rank otherwise, the last error naming the
+ * fields that differ and which ranks passed what; PCCL_ERR_TIMEOUT or
+ * PCCL_ERR_ABORTED when some rank never comes (the caller breaks the
+ * communicator). */
+pccl_status_t pccl__agree(pccl_comm_t *comm, const char *api, const pccl_agree_t *mine);
+
+/* Waits for an MPI request as the executor waits: polling, bounded by the
+ * communicator's timeout and abort flag; *waited gets the seconds waited. */
+pccl_status_t pccl__wait_request(pccl_comm_t *comm, MPI_Request *req, double *waited);
+
+#endif /* PCCL_AGREE_H */

@@ -1,0 +1,210 @@
+/* test_faults.c - failures caused on purpose, and the errors pccl must give
+ * for them instead of hanging or corrupting memory. Each rank prints what it
+ * got and after how long ("rank R: STATUS after S s: message").
+ *   test_faults skip      the last rank skips an all-reduce: the others get
+ *                         PCCL_ERR_TIMEOUT within the timeout (2 s), naming
+ *                         the peers awaited; their next call fails at once
+ *   test_faults abort     rank 0 is stuck in an all-reduce the others skip;
+ *                         a second thread calls pccl_comm_abort after 0.5 s:
+ *                         PCCL_ERR_ABORTED, long before the timeout (60 s)
+ *   test_faults mismatch  (PCCL_CHECK=1) ranks pass different counts, roots,
+ *                         ops; one rank passes a NULL buffer, one a zero
+ *                         count: every rank gets an error naming the field
+ *                         and the ranks, and the communicator still works
+ *   test_faults checkskip (PCCL_CHECK=1) the last rank skips: the agreement
+ *                         itself times out
+ *   test_faults dead      the last rank kills itself (SIGKILL) before an
+ *                         all-reduce: under `mpirun --enable-recovery` (Open
+ *                         MPI) the others get PCCL_ERR_TIMEOUT within the
+ *                         timeout (3 s), print "rank R: survived", then end
+ *                         the job with MPI_Abort (run_dead_peer.sh) */
+#include <signal.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pccl.h"
+#include "pccl_mpi.h"
+
+static int rank, size, failures;
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void expect(int ok, const char *what) {
+  if (ok) return;
+  failures++;
+  printf("rank %d: FAIL %s\n", rank, what);
+}
+
+/* Runs one all-reduce of n floats and reports what it returned. */
+static pccl_status_t timed_allreduce(pccl_comm_t *comm, size_t n, double *seconds) {
+  float *buf = calloc(n ? n : 1, sizeof(float));
+  double t = now();
+  pccl_status_t st = pccl_allreduce(buf, buf, n, PCCL_FLOAT32, PCCL_SUM, comm);
+  *seconds = now() - t;
+  printf("rank %d: %s after %.2f s: %s\n", rank, pccl_status_string(st), *seconds,
+         st == PCCL_OK ? "" : pccl_last_error(comm));
+  free(buf);
+  return st;
+}
+
+static void test_skip(pccl_comm_t *comm) {
+  double s;
+  pccl_comm_set_timeout(comm, 2.0);
+  if (rank == size - 1) {
+    sleep(4); /* the others give up meanwhile */
+    pccl_comm_abort(comm); /* this rank knows the communicator is unusable */
+    return;
+  }
+  pccl_status_t st = timed_allreduce(comm, 100000, &s);
+  expect(st == PCCL_ERR_TIMEOUT, "a skipped all-reduce returns PCCL_ERR_TIMEOUT");
+  expect(s >= 2.0 && s < 10.0, "it gives up after the 2 s timeout, not much later");
+  expect(strstr(pccl_last_error(comm), "waiting for") != NULL, "the message names what it awaited");
+  expect(strstr(pccl_last_error(comm), "step") != NULL, "the message names the step");
+  st = timed_allreduce(comm, 10, &s);
+  expect(st == PCCL_ERR_TIMEOUT && s < 0.5, "the broken communicator fails at once");
+  expect(strstr(pccl_last_error(comm), "broken") != NULL, "saying it is broken");
+}
+
+static void *abort_later(void *comm) {
+  struct timespec half = {0, 500000000};
+  nanosleep(&half, NULL);
+  pccl_comm_abort(comm);
+  return NULL;
+}
+
+static void test_abort(pccl_comm_t *comm) {
+  double s;
+  pccl_comm_set_timeout(comm, 60.0);
+  if (rank != 0) {
+    pccl_comm_abort(comm);
+    pccl_status_t st = timed_allreduce(comm, 10, &s);
+    expect(st == PCCL_ERR_ABORTED && s < 0.5, "an aborted communicator fails at once");
+    return;
+  }
+  pthread_t t;
+  pthread_create(&t, NULL, abort_later, comm);
+  pccl_status_t st = timed_allreduce(comm, 100000, &s);
+  pthread_join(t, NULL);
+  expect(st == PCCL_ERR_ABORTED, "pccl_comm_abort ends a stuck all-reduce with PCCL_ERR_ABORTED");
+  expect(s >= 0.4 && s < 5.0, "soon after the abort, long before the 60 s timeout");
+}
+
+/* One call that must fail everywhere with `want` (at ranks in `culprit`
+ * with `culprit_want`), its message naming `word`. */
+static void expect_mismatch(pccl_status_t st, pccl_status_t want, const char *word,
+                            pccl_comm_t *comm, const char *what) {
+  printf("rank %d: %s: %s: %s\n", rank, what, pccl_status_string(st), pccl_last_error(comm));
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s returns %s", what, pccl_status_string(want));
+  expect(st == want, buf);
+  snprintf(buf, sizeof buf, "%s names '%s'", what, word);
+  expect(strstr(pccl_last_error(comm), word) != NULL, buf);
+}
+
+static void test_mismatch(pccl_comm_t *comm) {
+  float a[200] = {0}, b[200] = {0};
+  pccl_comm_set_timeout(comm, 30.0);
+  int last = size - 1;
+  char word[32];
+
+  /* counts: the last rank passes one more */
+  pccl_status_t st = pccl_allreduce(a, b, rank == last ? 101 : 100, PCCL_FLOAT32, PCCL_SUM, comm);
+  snprintf(word, sizeof word, "101 on rank(s) %d", last);
+  expect_mismatch(st, PCCL_ERR_MISMATCH, word, comm, "different counts");
+
+  /* roots of a broadcast */
+  st = pccl_broadcast(a, a, 100, PCCL_FLOAT32, rank == 0 ? 0 : last, comm);
+  expect_mismatch(st, PCCL_ERR_MISMATCH, "root:", comm, "different roots");
+
+  /* ops */
+  st = pccl_allreduce(a, b, 100, PCCL_FLOAT32, rank == 0 ? PCCL_MAX : PCCL_SUM, comm);
+  expect_mismatch(st, PCCL_ERR_MISMATCH, "op: max on rank(s) 0", comm, "different ops");
+
+  /* a NULL buffer on the last rank: it gets its own error, the others the mismatch */
+  st = pccl_allreduce(a, rank == last ? NULL : b, 100, PCCL_FLOAT32, PCCL_SUM, comm);
+  if (rank == last) expect_mismatch(st, PCCL_ERR_INVALID_ARGUMENT, "recvbuf is NULL", comm, "NULL buffer");
+  else expect_mismatch(st, PCCL_ERR_MISMATCH, "invalid argument on rank(s)", comm, "NULL buffer");
+
+  /* a zero count on rank 0 only: without the check it would return at once
+   * and leave the others waiting */
+  st = pccl_allreduce(a, b, rank == 0 ? 0 : 100, PCCL_FLOAT32, PCCL_SUM, comm);
+  expect_mismatch(st, PCCL_ERR_MISMATCH, "count: 0 on rank(s) 0", comm, "zero count on one rank");
+
+  /* the communicator is not broken: a correct call works and is right */
+  for (int i = 0; i < 100; i++) a[i] = (float)(rank + i);
+  st = pccl_allreduce(a, b, 100, PCCL_FLOAT32, PCCL_SUM, comm);
+  expect(st == PCCL_OK, "a matching all-reduce after the mismatches succeeds");
+  for (int i = 0; i < 100; i++)
+    if (b[i] != (float)(size * i + size * (size - 1) / 2)) {
+      expect(0, "and its result is right");
+      break;
+    }
+}
+
+static void test_checkskip(pccl_comm_t *comm) {
+  double s;
+  pccl_comm_set_timeout(comm, 2.0);
+  if (rank == size - 1) {
+    sleep(4);
+    pccl_comm_abort(comm);
+    return;
+  }
+  pccl_status_t st = timed_allreduce(comm, 1000, &s);
+  expect(st == PCCL_ERR_TIMEOUT && s >= 2.0 && s < 10.0, "the agreement times out in ~2 s");
+  expect(strstr(pccl_last_error(comm), "did not call this collective") != NULL,
+         "saying some rank did not call the collective");
+}
+
+static void test_dead(pccl_comm_t *comm) {
+  double s;
+  pccl_comm_set_timeout(comm, 3.0);
+  if (rank == size - 1) {
+    fflush(stdout);
+    raise(SIGKILL);
+  }
+  pccl_status_t st = timed_allreduce(comm, 100000, &s);
+  expect(st == PCCL_ERR_TIMEOUT && s >= 3.0 && s < 10.0, "a dead peer gives PCCL_ERR_TIMEOUT in ~3 s");
+  if (!failures) printf("rank %d: survived: %s after %.2f s\n", rank, pccl_status_string(st), s);
+  fflush(stdout);
+  /* MPI_Finalize would wait for the dead rank forever: end the job. Let the
+   * other survivors print first. */
+  sleep(2);
+  MPI_Abort(MPI_COMM_WORLD, failures ? 1 : 0);
+}
+
+int main(int argc, char **argv) {
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char *mode = argc > 1 ? argv[1] : "";
+  pccl_comm_t *comm;
+  if (pccl_comm_create_mpi(MPI_COMM_WORLD, &comm) != PCCL_OK) {
+    printf("rank %d: FAIL pccl_comm_create_mpi: %s\n", rank, pccl_last_error(NULL));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (!strcmp(mode, "skip")) test_skip(comm);
+  else if (!strcmp(mode, "abort")) test_abort(comm);
+  else if (!strcmp(mode, "mismatch")) test_mismatch(comm);
+  else if (!strcmp(mode, "checkskip")) test_checkskip(comm);
+  else if (!strcmp(mode, "dead")) test_dead(comm);
+  else {
+    if (rank == 0) fprintf(stderr, "usage: test_faults skip|abort|mismatch|checkskip|dead\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  expect(pccl_comm_destroy(comm) == PCCL_OK, "pccl_comm_destroy");
+  int all = 0;
+  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("test_faults %s: %d failures\n", mode, all);
+  MPI_Finalize();
+  return all != 0;
+}
