@@ -1,34 +1,18 @@
-/* agree.c - PCCL_CHECK's agreement: one all-reduce of each field and its
- * negation with MPI_MIN gives every field's minimum and maximum at once;
+/* agree.c - PCCL_CHECK's agreement: one all-reduce (pccl's own) of each
+ * field and its negation with MIN gives every field's minimum and maximum;
  * they differ only when ranks disagree, and only then do the ranks gather
  * each other's fields to say who passed what. */
 #include "agree.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "exec.h"
 
 static const char *const field_names[PCCL_AGREE_NFIELDS] = {
 #define PCCL_AGREE_NAME(id, name) name,
     PCCL_AGREE_FIELDS(PCCL_AGREE_NAME)
 #undef PCCL_AGREE_NAME
 };
-
-pccl_status_t pccl__wait_request(pccl_comm_t *comm, MPI_Request *req, double *waited) {
-  double start = pccl_exec_clock();
-  for (unsigned n = 1;; n++) {
-    int done = 0;
-    if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return PCCL_ERR_MPI;
-    if (done) return PCCL_OK;
-    if (comm->abort_flag) return PCCL_ERR_ABORTED;
-    *waited = pccl_exec_clock() - start;
-    if (comm->timeout > 0 && *waited > comm->timeout) return PCCL_ERR_TIMEOUT;
-    if (n % 8 == 0) sched_yield();
-  }
-}
 
 /* One field's value as the message shows it. */
 static void show(char *buf, size_t len, int field, const pccl_agree_t *a) {
@@ -84,26 +68,23 @@ static pccl_status_t explain(pccl_comm_t *comm, const char *api, const pccl_agre
   return pccl__error(comm, PCCL_ERR_MISMATCH, api, "%s", msg);
 }
 
-pccl_status_t pccl__agree(pccl_comm_t *comm, const char *api, const pccl_agree_t *mine) {
+pccl_status_t pccl__agree(pccl_comm_t *comm, const char *api, const pccl_agree_t *mine,
+                          pccl_agree_min_fn allreduce_min) {
   int64_t v[2 * PCCL_AGREE_NFIELDS];
   for (int f = 0; f < PCCL_AGREE_NFIELDS; f++) {
     v[f] = mine->f[f];
     v[PCCL_AGREE_NFIELDS + f] = -mine->f[f];
   }
-  MPI_Request req;
-  double waited = 0;
-  if (MPI_Iallreduce(MPI_IN_PLACE, v, 2 * PCCL_AGREE_NFIELDS, MPI_INT64_T, MPI_MIN, comm->mpi,
-                     &req) != MPI_SUCCESS)
-    return pccl__error(comm, PCCL_ERR_MPI, api, "PCCL_CHECK's agreement could not start");
-  pccl_status_t st = pccl__wait_request(comm, &req, &waited);
+  pccl_status_t st = allreduce_min(comm, v, 2 * PCCL_AGREE_NFIELDS);
   if (st == PCCL_ERR_TIMEOUT)
     return pccl__error(comm, st, api,
-                       "PCCL_CHECK's agreement got no answer for %.1f s: some rank did not "
+                       "PCCL_CHECK's agreement got no answer within %.1f s: some rank did not "
                        "call this collective (or died); the communicator is now broken",
-                       waited);
+                       comm->timeout);
   if (st == PCCL_ERR_ABORTED)
     return pccl__error(comm, st, api, "pccl_comm_abort ended PCCL_CHECK's agreement");
-  if (st != PCCL_OK) return pccl__error(comm, st, api, "PCCL_CHECK's agreement failed in MPI");
+  if (st != PCCL_OK)
+    return pccl__error(comm, st, api, "PCCL_CHECK's agreement failed: %s", pccl_last_error(comm));
   for (int f = 0; f < PCCL_AGREE_NFIELDS; f++)
     if (v[f] != -v[PCCL_AGREE_NFIELDS + f]) return explain(comm, api, mine, v);
   return PCCL_OK;

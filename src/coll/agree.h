@@ -31,15 +31,16 @@ typedef struct {
   char algo[40];                 /* the algorithm's name, for the message */
 } pccl_agree_t;
 
+/* An in-place all-reduce with MPI_MIN of n int64, as pccl runs its own
+ * collectives (bounded by the communicator's timeout and abort flag). */
+typedef pccl_status_t (*pccl_agree_min_fn)(pccl_comm_t *comm, int64_t *v, size_t n);
+
 /* Collective over comm: PCCL_OK when every rank passed the same fields;
  * PCCL_ERR_MISMATCH on every rank otherwise, the last error naming the
  * fields that differ and which ranks passed what; PCCL_ERR_TIMEOUT or
  * PCCL_ERR_ABORTED when some rank never comes (the caller breaks the
  * communicator). */
-pccl_status_t pccl__agree(pccl_comm_t *comm, const char *api, const pccl_agree_t *mine);
-
-/* Waits for an MPI request as the executor waits: polling, bounded by the
- * communicator's timeout and abort flag; *waited gets the seconds waited. */
-pccl_status_t pccl__wait_request(pccl_comm_t *comm, MPI_Request *req, double *waited);
+pccl_status_t pccl__agree(pccl_comm_t *comm, const char *api, const pccl_agree_t *mine,
+                          pccl_agree_min_fn allreduce_min);
 
 #endif /* PCCL_AGREE_H */

@@ -265,6 +265,8 @@ static int64_t algo_hash(const char *name) {
   return (int64_t)(h >> 1);
 }
 
+static pccl_status_t allreduce_min(pccl_comm_t *comm, int64_t *v, size_t n);
+
 /* PCCL_CHECK: what this rank is about to run, for pccl__agree. */
 static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t local,
                            const char *algo) {
@@ -280,7 +282,7 @@ static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t loc
   snprintf(a.algo, sizeof a.algo, "%s", algo);
   char own[PCCL_ERROR_LEN];
   snprintf(own, sizeof own, "%s", comm->error); /* this rank's own validation message */
-  pccl_status_t st = pccl__agree(comm, info->api, &a);
+  pccl_status_t st = pccl__agree(comm, info->api, &a, allreduce_min);
   if (st == PCCL_ERR_MISMATCH && local != PCCL_OK) {
     snprintf(comm->error, sizeof comm->error, "%s", own); /* the rank at fault keeps its cause */
     return local;
@@ -297,17 +299,10 @@ static pccl_status_t broken(pccl_comm_t *comm, pccl_status_t st) {
   return st;
 }
 
-static pccl_status_t run(pccl_comm_t *comm, call_t *c) {
+/* Validates, selects and runs a call; with PCCL_CHECK the ranks first
+ * agree on it (`checked`), which pccl's own agreement call skips. */
+static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
   const char *api = infos[c->coll].api;
-  if (!pccl__comm_live(comm))
-    return pccl__error(NULL, PCCL_ERR_INVALID_COMM, api,
-                       "not a live communicator (NULL, never created or already destroyed)");
-  pccl__error_clear(comm);
-  if (comm->broken != PCCL_OK)
-    return pccl__error(comm, comm->broken, api, "the communicator is broken: %s", comm->broken_why);
-  if (comm->abort_flag)
-    return broken(comm, pccl__error(comm, PCCL_ERR_ABORTED, api,
-                                    "pccl_comm_abort was called; the communicator is now broken"));
   pccl_status_t st = validate(comm, c);
   if (st == PCCL_OK && c->lossy_call) st = validate_lossy(comm, c);
   pccl_choice_t choice = {NULL, 0};
@@ -321,9 +316,9 @@ static pccl_status_t run(pccl_comm_t *comm, call_t *c) {
     snprintf(algo, sizeof algo, "%s:%d", choice.algo->name, choice.k);
   else if (choice.algo)
     snprintf(algo, sizeof algo, "%s", choice.algo->name);
-  if (comm->check) {
+  if (checked && comm->check) {
     pccl_status_t agreed = agree(comm, c, st, algo);
-    if (agreed != PCCL_OK) return broken(comm, agreed);
+    if (agreed != PCCL_OK) return agreed;
   }
   if (st != PCCL_OK || c->count == 0) return st;
   snprintf(comm->last_algo, sizeof(comm->last_algo), "%s", algo);
@@ -332,7 +327,27 @@ static pccl_status_t run(pccl_comm_t *comm, call_t *c) {
   if (st != PCCL_OK)
     return pccl__error(comm, st, api, "building the %s schedule failed: %s", comm->last_algo,
                        pccl_status_string(st));
-  return broken(comm, execute(comm, c, s));
+  return execute(comm, c, s);
+}
+
+static pccl_status_t allreduce_min(pccl_comm_t *comm, int64_t *v, size_t n) {
+  call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = v, .recvbuf = v, .count = n,
+              .dtype = PCCL_INT64, .op = PCCL_MIN};
+  return run_call(comm, &c, 0);
+}
+
+static pccl_status_t run(pccl_comm_t *comm, call_t *c) {
+  const char *api = infos[c->coll].api;
+  if (!pccl__comm_live(comm))
+    return pccl__error(NULL, PCCL_ERR_INVALID_COMM, api,
+                       "not a live communicator (NULL, never created or already destroyed)");
+  pccl__error_clear(comm);
+  if (comm->broken != PCCL_OK)
+    return pccl__error(comm, comm->broken, api, "the communicator is broken: %s", comm->broken_why);
+  if (comm->abort_flag)
+    return broken(comm, pccl__error(comm, PCCL_ERR_ABORTED, api,
+                                    "pccl_comm_abort was called; the communicator is now broken"));
+  return broken(comm, run_call(comm, c, 1));
 }
 
 pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
