@@ -242,8 +242,12 @@ double pccl_exec_clock(void) {
 }
 
 /* Polls instead of blocking in the transport, so that the clock and the
- * abort flag are looked at while waiting; yields the core now and then, as
- * MPI does when idle, for ranks that share cores. */
+ * abort flag are looked at while waiting. MPI's progress yields the core
+ * when idle where it is told to (mpi_yield_when_idle); the shm transport
+ * does not, so this loop yields now and then for ranks that share cores.
+ * Yielding on every idle poll made 4 oversubscribed ranks 3x slower on
+ * small all-reduces here; every 64th costs nothing measurable
+ * (docs/results/reliability/executor-poll-np4.txt). */
 pccl_status_t pccl_exec_run(pccl_exec_t *x, pccl_exec_watch_t *watch) {
   double last = 0.0;
   unsigned idle = 0;
@@ -263,7 +267,7 @@ pccl_status_t pccl_exec_run(pccl_exec_t *x, pccl_exec_watch_t *watch) {
       watch->waited = now - last;
       return PCCL_ERR_TIMEOUT;
     }
-    if (idle % 8 == 0) sched_yield();
+    if (idle % 64 == 0) sched_yield();
   }
   return PCCL_OK;
 }
