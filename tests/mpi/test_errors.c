@@ -246,6 +246,13 @@ static void env_errors(void) {
       {"PCCL_ALGO", "allgather:recmul:1", "recmul:1"},
       {"PCCL_ALGO", "allgather:recmul:x", "recmul:x"},
       {"PCCL_TUNING_FILE", "/nonexistent/pccl.tuning", "/nonexistent/pccl.tuning"},
+      {"PCCL_TIMEOUT", "-1", "\"-1\""},
+      {"PCCL_TIMEOUT", "soon", "soon"},
+      {"PCCL_TIMEOUT", "nan", "nan"},
+      {"PCCL_TIMEOUT", "inf", "inf"},
+      {"PCCL_TIMEOUT", "5s", "5s"},
+      {"PCCL_CHECK", "yes", "yes"},
+      {"PCCL_CHECK", "2", "\"2\""},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv(bad[i].var, bad[i].value, 1);
@@ -312,8 +319,22 @@ static void mem_errors(void) {
   expect(pccl_mem_free(m) == PCCL_ERR_INVALID_ARGUMENT, "double mem_free");
 }
 
+/* The watchdog's setters: bad values and dead communicators are refused. */
+static void timeout_setters(void) {
+  pccl_comm_t *c = NULL;
+  expect(pccl_comm_create_mpi(MPI_COMM_WORLD, &c) == PCCL_OK, "create for the setters");
+  expect(pccl_comm_set_timeout(c, -1.0) == PCCL_ERR_INVALID_ARGUMENT, "negative timeout");
+  expect(pccl_comm_set_timeout(c, 0.0 / 0.0) == PCCL_ERR_INVALID_ARGUMENT, "NaN timeout");
+  expect(pccl_comm_set_timeout(c, 1e300) == PCCL_ERR_INVALID_ARGUMENT, "huge timeout");
+  expect(pccl_comm_set_timeout(c, 0.0) == PCCL_OK, "timeout 0 (wait forever)");
+  expect(pccl_comm_set_timeout(NULL, 1.0) == PCCL_ERR_INVALID_COMM, "set_timeout on NULL");
+  expect(pccl_comm_abort(NULL) == PCCL_ERR_INVALID_COMM, "abort on NULL");
+  expect(pccl_comm_destroy(c) == PCCL_OK, "destroy after the setters");
+  expect(pccl_comm_abort(c) == PCCL_ERR_INVALID_COMM, "abort on a destroyed communicator");
+}
+
 static void status_strings(void) {
-  for (int s = 0; s <= PCCL_ERR_INTERNAL; s++)
+  for (int s = 0; s <= PCCL_ERR_ABORTED; s++)
     for (int t = 0; t < s; t++)
       expect(strcmp(pccl_status_string((pccl_status_t)s), pccl_status_string((pccl_status_t)t)),
              "status strings are distinct");
@@ -349,6 +370,7 @@ int main(int argc, char **argv) {
   }
   mem_errors();
   status_strings();
+  timeout_setters();
 
   long counts[2] = {g_pass, g_fail}, total[2];
   MPI_Reduce(counts, total, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
