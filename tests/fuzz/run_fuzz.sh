@@ -1,8 +1,10 @@
 #!/bin/sh
-# run_fuzz.sh BUILD_DIR SECONDS - builds the codec's libFuzzer targets
-# (fuzz_decompress, fuzz_roundtrip) with AddressSanitizer and UBSan from the
-# codec's sources, seeds them with compressed generated arrays, and runs each
-# for SECONDS seconds. BUILD_DIR is a configured CMake build (for the
+# run_fuzz.sh BUILD_DIR SECONDS - builds pccl's libFuzzer targets with
+# AddressSanitizer and UBSan: the codec's (fuzz_decompress, fuzz_roundtrip,
+# from the codec's sources, seeded with compressed generated arrays) and the
+# text parsers' (fuzz_parsers: PCCL_ALGO, numeric variables, tuning tables,
+# profiles; from every MPI-free source, seeded with the repository's tables
+# and profiles), and runs each for SECONDS seconds. BUILD_DIR is a configured CMake build (for the
 # generated pccl_version.h); everything goes to BUILD_DIR/fuzz, the corpora
 # grow there from run to run, and a crashing input is saved there as
 # crash-<target>-*.
@@ -62,13 +64,39 @@ done
 rm -rf "$out/seeds_decompress" "$out/seeds_roundtrip"
 mkdir -p "$out/seeds_decompress" "$out/seeds_roundtrip" "$out/corpus_decompress" "$out/corpus_roundtrip"
 "$out/make_seeds" "$out/seeds_decompress" "$out/seeds_roundtrip"
+
+# The parsers need the algorithm registry, the tables and the simulator's
+# profiles: every source that needs no MPI (zfp.c, codec.c and the others
+# above are already built).
+pinc="$inc -I$src/src/tune -I$src/src/sim -I$src/src/exec -I$src/src/transport/mem"
+pobjs=$objs
+for f in "$src"/src/algo/*.c "$src"/src/sched/*.c "$src"/src/exec/*.c "$src"/src/kernels/*.c \
+         "$src"/src/tune/*.c "$src"/src/sim/*.c "$src"/src/transport/mem/*.c "$src/src/core/config.c"; do
+  o="$out/obj/p_$(basename "$f" .c).o"
+  # shellcheck disable=SC2086
+  "$cc" $flags $pinc $san -c "$f" -o "$o"
+  pobjs="$pobjs $o"
+done
+# shellcheck disable=SC2086
+"$cc" $flags $pinc -fsanitize=fuzzer,address,undefined "$src/tests/fuzz/fuzz_parsers.c" $pobjs \
+  -lm -lpthread -o "$out/fuzz_parsers"
+rm -rf "$out/seeds_parsers"
+mkdir -p "$out/seeds_parsers" "$out/corpus_parsers"
+seed() { { printf "$1"; cat; } >"$out/seeds_parsers/$2"; }
+printf 'allgather:ring,allreduce:recmul:4,reducescatter:kring:3' | seed '\000' algo
+printf '42' | seed '\001' int
+printf '2.5' | seed '\002' seconds
+for f in "$src"/tests/mpi/*.tuning "$src"/profiles/*.tuning; do seed '\003' "tuning_$(basename "$f")" <"$f"; done
+for f in "$src"/profiles/*.profile; do seed '\004' "profile_$(basename "$f")" <"$f"; done
 set +e
 
 status=0
-for t in decompress roundtrip; do
+for t in decompress roundtrip parsers; do
   echo "run_fuzz: fuzz_$t for $secs s"
   # libFuzzer's own error exit code is 77, which CTest would read as a skip.
-  "$out/fuzz_$t" -max_total_time="$secs" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+  len=8192
+  [ $t = parsers ] && len=16384 # the repository's profiles and tables are a few KB
+  "$out/fuzz_$t" -max_total_time="$secs" -max_len=$len -timeout=10 -rss_limit_mb=2048 \
     -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
     -artifact_prefix="$out/crash-$t-" "$out/corpus_$t" "$out/seeds_$t" >"$out/fuzz_$t.log" 2>&1
   rc=$?
