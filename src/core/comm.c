@@ -297,7 +297,7 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
   if (!registry_add(c)) {
     pccl_tune_free(&c->tune);
     pccl_topo_free(&c->topo);
-    pccl_shm_tp_destroy(c->shm);
+    pccl_shm_tp_destroy(c->shm, 1);
     MPI_Comm_free(&c->mpi);
     free(c);
     return pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory");
@@ -350,7 +350,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   pccl_mpi_tp_fini(&comm->tp);
   /* Freeing the node's shared window waits for every peer of the node; on
    * a broken communicator some may never come, so the window is left. */
-  if (comm->broken == PCCL_OK && !comm->abort_flag) pccl_shm_tp_destroy(comm->shm);
+  pccl_shm_tp_destroy(comm->shm, comm->broken == PCCL_OK && !comm->abort_flag);
   pccl_exec_ws_free(&comm->exec_ws);
   pccl__comm_free_tmp(comm);
   pccl_topo_free(&comm->topo);

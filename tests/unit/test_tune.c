@@ -132,6 +132,7 @@ static void test_lossy(void) {
              cases[i].lossy, cases[i].bytes, cases[i].want ? cases[i].want : "none");
     expect(cases[i].want ? c.algo && strcmp(c.algo->name, cases[i].want) == 0 : c.algo == NULL, what);
   }
+  pccl_tune_free(&t);
   /* The same rows, one marked plain instead: the hash tells them apart. */
   expect(pccl_tune_parse("layout 16 2\nallreduce inf ring\n", &u, err, sizeof err) == PCCL_OK &&
              pccl_tune_parse("layout 16 2\nlossy allreduce inf ring\n", &t, err, sizeof err) == PCCL_OK,

@@ -157,6 +157,8 @@ static pccl_status_t mem_poll(void *ctx, int block, uint32_t *done, int max, int
   pccl_mem_rank_t *me = ctx;
   slot_list_t *l = &me->world->finished[me->rank];
   size_t n = l->n < (size_t)max ? l->n : (size_t)max;
+  *ndone = 0;
+  if (n == 0) return PCCL_OK; /* l->v may still be NULL */
   memcpy(done, l->v, n * sizeof(uint32_t));
   memmove(l->v, l->v + n, (l->n - n) * sizeof(uint32_t));
   l->n -= n;

@@ -309,11 +309,11 @@ void pccl_shm_tp_reset(pccl_shm_tp_t *t) {
   t->nops = 0;
 }
 
-void pccl_shm_tp_destroy(pccl_shm_tp_t *t) {
+void pccl_shm_tp_destroy(pccl_shm_tp_t *t, int peers_alive) {
   if (!t) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) {
+  if (!finalized && peers_alive) {
     if (t->win != MPI_WIN_NULL) {
       MPI_Win_unlock_all(t->win);
       MPI_Win_free(&t->win);
@@ -443,7 +443,7 @@ pccl_status_t pccl_shm_tp_create(MPI_Comm comm, int group, pccl_shm_tp_t **out, 
   snprintf(why, whylen, "cross-memory attach needs Linux");
 #endif
   if (st != PCCL_OK) {
-    pccl_shm_tp_destroy(t);
+    pccl_shm_tp_destroy(t, 1);
     return st;
   }
   *out = t;

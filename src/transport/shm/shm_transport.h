@@ -26,7 +26,10 @@ extern const pccl_transport_t pccl_shm_transport;
  * missing and *out is NULL. */
 pccl_status_t pccl_shm_tp_create(MPI_Comm comm, int group, pccl_shm_tp_t **out, char *why,
                                  size_t whylen);
-void pccl_shm_tp_destroy(pccl_shm_tp_t *t);
+/* Frees the transport. With peers_alive (collective over the group) the
+ * shared window and the group's communicator go too; without (a broken
+ * communicator, whose peers may never come) only this rank's memory. */
+void pccl_shm_tp_destroy(pccl_shm_tp_t *t, int peers_alive);
 
 /* Whether global rank `peer` is reached through this transport. */
 int pccl_shm_tp_serves(const pccl_shm_tp_t *t, int peer);
