@@ -189,17 +189,17 @@ static uint32_t take_first_ready(pccl_exec_t *x) {
 }
 
 /* Takes what the transport finished, once. */
-static pccl_status_t take_completions(pccl_exec_t *x, int block, int *progressed) {
+static pccl_status_t take_completions(pccl_exec_t *x, int *progressed) {
   if (x->ninflight == 0) return PCCL_OK;
   int ndone = 0;
-  pccl_status_t rc = x->tp->poll(x->tp_ctx, block, x->done, (int)x->ninflight, &ndone);
+  pccl_status_t rc = x->tp->poll(x->tp_ctx, x->done, (int)x->ninflight, &ndone);
   if (rc != PCCL_OK) return rc;
   for (int i = 0; i < ndone; i++) complete(x, x->done[i]);
   if (ndone > 0) *progressed = 1;
   return PCCL_OK;
 }
 
-pccl_status_t pccl_exec_advance(pccl_exec_t *x, int block, int *progressed) {
+pccl_status_t pccl_exec_advance(pccl_exec_t *x, int *progressed) {
   *progressed = 0;
   /* Messages first, so data moves while local steps run; then one local step
    * at a time, since each may make more messages ready. Between local steps
@@ -229,10 +229,10 @@ pccl_status_t pccl_exec_advance(pccl_exec_t *x, int block, int *progressed) {
       x->failed_step = id;
       return rc;
     }
-    rc = take_completions(x, 0, progressed);
+    rc = take_completions(x, progressed);
     if (rc != PCCL_OK) return rc;
   }
-  return take_completions(x, block, progressed);
+  return take_completions(x, progressed);
 }
 
 double pccl_exec_clock(void) {
@@ -244,16 +244,20 @@ double pccl_exec_clock(void) {
 /* Polls instead of blocking in the transport, so that the clock and the
  * abort flag are looked at while waiting. MPI's progress yields the core
  * when idle where it is told to (mpi_yield_when_idle); the shm transport
- * does not, so this loop yields now and then for ranks that share cores.
- * Yielding on every idle poll made 4 oversubscribed ranks 3x slower on
- * small all-reduces here; every 64th costs nothing measurable
- * (docs/results/reliability/executor-poll-np4.txt). */
+ * does not, so this loop yields every PCCL_EXEC_YIELD_EVERY idle polls for
+ * ranks that share cores: yielding on every one made small all-reduces on
+ * 4 oversubscribed ranks several times slower here, every 64th costs nothing
+ * measurable (docs/results/reliability/executor-poll-np4.txt). */
+#ifndef PCCL_EXEC_YIELD_EVERY
+#define PCCL_EXEC_YIELD_EVERY 64
+#endif
+
 pccl_status_t pccl_exec_run(pccl_exec_t *x, pccl_exec_watch_t *watch) {
   double last = 0.0;
   unsigned idle = 0;
   while (!pccl_exec_done(x)) {
     int progressed;
-    pccl_status_t rc = pccl_exec_advance(x, 0, &progressed);
+    pccl_status_t rc = pccl_exec_advance(x, &progressed);
     if (rc != PCCL_OK) return rc;
     if (progressed) {
       idle = 0;
@@ -267,7 +271,7 @@ pccl_status_t pccl_exec_run(pccl_exec_t *x, pccl_exec_watch_t *watch) {
       watch->waited = now - last;
       return PCCL_ERR_TIMEOUT;
     }
-    if (idle % 64 == 0) sched_yield();
+    if (idle % PCCL_EXEC_YIELD_EVERY == 0) sched_yield();
   }
   return PCCL_OK;
 }

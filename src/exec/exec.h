@@ -29,9 +29,9 @@ typedef struct {
                          uint32_t slot);
   pccl_status_t (*irecv)(void *ctx, int peer, int tag, void *buf, size_t bytes, uint32_t slot);
   /* Writes the finished slots into done[] (room for `max`, the number in
-   * flight) and their number into *ndone; with `block` it waits until at
-   * least one has finished. */
-  pccl_status_t (*poll)(void *ctx, int block, uint32_t *done, int max, int *ndone);
+   * flight) and their number into *ndone. Never waits: the executor loops,
+   * watching the clock (pccl_exec_run). */
+  pccl_status_t (*poll)(void *ctx, uint32_t *done, int max, int *ndone);
   /* Optional (may be NULL): receives `bytes` and folds them into `local`,
    * writing `dst`, straight from where the message lies, without landing it
    * in memory first. PCCL_ERR_UNSUPPORTED when this peer or size cannot be
@@ -95,10 +95,9 @@ pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *se
                              pccl_exec_ws_t *ws);
 void pccl_exec_set_lossy(pccl_exec_t *x, const pccl_exec_lossy_t *lossy);
 
-/* Starts what is ready and takes what the transport finished, once. With
- * `block` it waits for the transport when nothing else can be done.
+/* Starts what is ready and takes what the transport finished, once.
  * *progressed says whether anything happened. */
-pccl_status_t pccl_exec_advance(pccl_exec_t *x, int block, int *progressed);
+pccl_status_t pccl_exec_advance(pccl_exec_t *x, int *progressed);
 
 static inline int pccl_exec_done(const pccl_exec_t *x) {
   return x->nfinished == x->sched->nsteps;

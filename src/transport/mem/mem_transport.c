@@ -152,8 +152,7 @@ static pccl_status_t mem_irecv_reduce(void *ctx, int peer, int tag, void *dst, c
   return post_recv(me, (posted_t){peer, me->rank, tag, dst, bytes, slot, local, fold, NULL});
 }
 
-static pccl_status_t mem_poll(void *ctx, int block, uint32_t *done, int max, int *ndone) {
-  (void)block; /* nothing to wait for inside one thread: the runner loops */
+static pccl_status_t mem_poll(void *ctx, uint32_t *done, int max, int *ndone) {
   pccl_mem_rank_t *me = ctx;
   slot_list_t *l = &me->world->finished[me->rank];
   size_t n = l->n < (size_t)max ? l->n : (size_t)max;
@@ -177,7 +176,7 @@ pccl_status_t pccl_mem_run_all(pccl_exec_t *execs, int nranks) {
     for (int r = 0; r < nranks; r++) {
       if (pccl_exec_done(&execs[r])) continue;
       int progressed = 0;
-      pccl_status_t rc = pccl_exec_advance(&execs[r], 0, &progressed);
+      pccl_status_t rc = pccl_exec_advance(&execs[r], &progressed);
       if (rc != PCCL_OK) return rc;
       any |= progressed;
       all_done &= pccl_exec_done(&execs[r]);

@@ -84,15 +84,14 @@ static pccl_status_t mpi_irecv(void *ctx, int peer, int tag, void *buf, size_t b
   return mpi_irecv_var(ctx, peer, tag, buf, bytes, NULL, slot);
 }
 
-static pccl_status_t mpi_poll(void *ctx, int block, uint32_t *done, int max, int *ndone) {
+static pccl_status_t mpi_poll(void *ctx, uint32_t *done, int max, int *ndone) {
   pccl_mpi_tp_t *t = ctx;
   *ndone = 0;
   if (t->nactive == 0) return PCCL_OK;
   int outcount = 0;
   /* Real statuses rather than MPI_STATUSES_IGNORE: MPICH's sentinel for the
    * latter trips GCC's buffer-size checks. */
-  int rc = block ? MPI_Waitsome(t->nactive, t->reqs, &outcount, t->indices, t->statuses)
-                 : MPI_Testsome(t->nactive, t->reqs, &outcount, t->indices, t->statuses);
+  int rc = MPI_Testsome(t->nactive, t->reqs, &outcount, t->indices, t->statuses);
   if (rc != MPI_SUCCESS) return check(t, rc);
   if (outcount == MPI_UNDEFINED) outcount = 0;
   if (outcount > max) return PCCL_ERR_INTERNAL; /* the executor sizes done[] for all */

@@ -1,8 +1,6 @@
 /* route.c - per-peer choice between the shm and MPI transports. */
 #include "route.h"
 
-#include <sched.h>
-
 /* Below this size MPI's eager path (copy through its own shared buffers, no
  * handshake) beats a descriptor round trip plus a system call; both sides
  * know the size, so they route a message alike. */
@@ -48,24 +46,18 @@ static pccl_status_t route_irecv_var(void *ctx, int peer, int tag, void *buf, si
                                       slot);
 }
 
-/* Shm operations progress only when this rank polls them (the receiver does
- * the copy), so MPI may block only while no shm operation is in flight;
- * otherwise both are polled in turn, yielding the core between rounds. */
-static pccl_status_t route_poll(void *ctx, int block, uint32_t *done, int max, int *ndone) {
+/* Both transports, once each: shm operations progress only when this rank
+ * polls them (the receiver does the copy). */
+static pccl_status_t route_poll(void *ctx, uint32_t *done, int max, int *ndone) {
   pccl_route_t *r = ctx;
+  int n = 0, k = 0;
+  pccl_status_t st = PCCL_OK;
   *ndone = 0;
-  for (;;) {
-    int n = 0, k = 0;
-    pccl_status_t st = PCCL_OK;
-    const int shm_busy = pccl_shm_tp_active(r->shm) > 0;
-    if (shm_busy) st = pccl_shm_transport.poll(r->shm, 0, done, max, &n);
-    if (st == PCCL_OK && r->mpi->nactive > 0)
-      st = pccl_mpi_transport.poll(r->mpi, block && !shm_busy, done + n, max - n, &k);
-    if (st != PCCL_OK) return st;
-    *ndone = n + k;
-    if (*ndone > 0 || !block || !shm_busy) return PCCL_OK;
-    sched_yield();
-  }
+  if (pccl_shm_tp_active(r->shm) > 0) st = pccl_shm_transport.poll(r->shm, done, max, &n);
+  if (st == PCCL_OK && r->mpi->nactive > 0)
+    st = pccl_mpi_transport.poll(r->mpi, done + n, max - n, &k);
+  *ndone = n + k;
+  return st;
 }
 
 const pccl_transport_t pccl_route_transport = {route_isend,     route_irecv,     route_poll,

@@ -18,7 +18,6 @@
 #include "shm_transport.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,26 +269,23 @@ static int progress_recv(pccl_shm_tp_t *t, op_t *op) {
   return 0;
 }
 
-static pccl_status_t shm_poll(void *ctx, int block, uint32_t *done, int max, int *ndone) {
+static pccl_status_t shm_poll(void *ctx, uint32_t *done, int max, int *ndone) {
   pccl_shm_tp_t *t = ctx;
   *ndone = 0;
   /* A finished operation cannot be undone, so done[] must hold them all. */
   if (t->nops > max) return PCCL_ERR_INTERNAL;
-  for (;;) {
-    int w = 0;
-    for (int i = 0; i < t->nops; i++) {
-      op_t *op = &t->ops[i];
-      int r = op->is_send ? progress_send(t, op) : progress_recv(t, op);
-      if (r < 0) return (pccl_status_t)-r;
-      if (r > 0)
-        done[(*ndone)++] = op->slot;
-      else
-        t->ops[w++] = *op;
-    }
-    t->nops = w;
-    if (*ndone > 0 || !block || t->nops == 0) return PCCL_OK;
-    sched_yield(); /* peers may share our core */
+  int w = 0;
+  for (int i = 0; i < t->nops; i++) {
+    op_t *op = &t->ops[i];
+    int r = op->is_send ? progress_send(t, op) : progress_recv(t, op);
+    if (r < 0) return (pccl_status_t)-r;
+    if (r > 0)
+      done[(*ndone)++] = op->slot;
+    else
+      t->ops[w++] = *op;
   }
+  t->nops = w;
+  return PCCL_OK;
 }
 
 const pccl_transport_t pccl_shm_transport = {shm_isend, shm_irecv, shm_poll, shm_irecv_reduce,
