@@ -364,6 +364,148 @@ PCCL_API pccl_status_t pccl_scatter_lossy(const void *sendbuf, void *recvbuf, si
                                           pccl_dtype_t dtype, int root, pccl_lossy_t *lossy,
                                           pccl_comm_t *comm);
 
+/* ---- engine: named requests for training loops -------------------------- */
+/* A background thread per process that takes collectives on named tensors
+ * in whatever order each rank produces them, agrees with the other ranks on
+ * one global order, fuses small tensors into one collective, runs it, and
+ * completes a handle per request (docs/engine.md).
+ *
+ * Negotiation: a name seen for the first time goes to rank 0, which waits
+ * until every rank has submitted it, checks that all agree (collective,
+ * datatype, op, root, count, shape, group) and answers every rank. Answers
+ * enter a response cache, identical on every rank, so a cache position
+ * names a tensor everywhere: a cycle whose requests are all cached costs one
+ * AND-allreduce of a bitvector, and rank 0 is not involved.
+ *
+ * Threads: the engine runs its collectives on a communicator of its own
+ * (created from `comm`, which stays the caller's). Its thread calls MPI, so
+ * MPI must provide MPI_THREAD_SERIALIZED (pccl_comm_create_world asks for
+ * it) and, below MPI_THREAD_MULTIPLE, the program must make no other MPI or
+ * pccl communication call while an engine lives. The submit, handle and
+ * stats calls are thread-safe. */
+typedef struct pccl_engine pccl_engine_t;
+typedef struct pccl_handle pccl_handle_t;
+
+/* Engine settings. A negative value (NULL for timeline) takes the
+ * environment variable named beside it, else the default. */
+typedef struct {
+  size_t size;           /* sizeof(pccl_engine_config_t) */
+  double cycle_ms;       /* PCCL_CYCLE_TIME_MS: time between cycles (5 ms) */
+  int64_t fusion_bytes;  /* PCCL_FUSION_THRESHOLD: largest fusion buffer in bytes,
+                            K/M/G suffixes in the variable (64 MiB); 0: no fusion */
+  int64_t cache_capacity; /* PCCL_CACHE_CAPACITY: responses cached (1024); 0: no cache */
+  double stall_seconds;  /* PCCL_STALL_CHECK_SECONDS: warn about tensors some ranks
+                            submitted and others not after this long (60); 0: never */
+  const char *timeline;  /* PCCL_TIMELINE: Chrome-trace JSON file written by rank 0
+                            ("%r" in the name: every rank, %r replaced by the rank) */
+} pccl_engine_config_t;
+
+#define PCCL_ENGINE_CONFIG_INIT {sizeof(pccl_engine_config_t), -1.0, -1, -1, -1.0, NULL}
+
+#define PCCL_ENGINE_NAME_MAX 255 /* longest request name, in bytes */
+#define PCCL_ENGINE_MAX_DIMS 8
+
+/* One named collective. Buffers, count, dtype, op and root mean what they
+ * mean for the blocking call of the same collective (allreduce, allgather,
+ * broadcast and reduce-scatter), and must stay valid until the handle
+ * completes. shape (ndim entries, product = count) is optional: when given,
+ * ranks must agree on it too. */
+typedef struct {
+  size_t size; /* sizeof(pccl_engine_request_t) */
+  const char *name;
+  pccl_coll_t coll;
+  const void *sendbuf;
+  void *recvbuf;
+  size_t count;
+  pccl_dtype_t dtype;
+  pccl_op_t op;
+  int32_t root;
+  int32_t ndim; /* 0: no shape */
+  const int64_t *shape;
+} pccl_engine_request_t;
+
+#define PCCL_ENGINE_REQUEST_INIT \
+  {sizeof(pccl_engine_request_t), NULL, PCCL_COLL_ALLREDUCE, NULL, NULL, 0, PCCL_FLOAT32, PCCL_SUM, 0, 0, NULL}
+
+/* What the engine has done on this rank since it was created. */
+typedef struct {
+  size_t size;                  /* sizeof(pccl_engine_stats_t), set by the caller */
+  uint64_t cycles;              /* coordination cycles run */
+  uint64_t coordinator_cycles;  /* cycles that negotiated through rank 0 */
+  uint64_t cache_hits;          /* requests answered from the response cache */
+  uint64_t negotiated;          /* requests answered by rank 0 */
+  uint64_t coordination_bytes;  /* bytes this rank gave to or got from MPI to coordinate */
+  double coordination_seconds;  /* time spent coordinating */
+  uint64_t collectives;         /* collectives run (a fused one counts once) */
+  uint64_t tensors;             /* requests completed, with success or error */
+  uint64_t fused_tensors;       /* requests that ran inside a fused collective */
+  uint64_t stall_warnings;      /* stall warnings issued (rank 0) */
+} pccl_engine_stats_t;
+
+/* Starts an engine over the ranks of `comm` (collective over them).
+ * config NULL takes every setting from the environment.
+ * Returns PCCL_OK; PCCL_ERR_INVALID_COMM; PCCL_ERR_INVALID_ARGUMENT (out
+ * NULL, config->size wrong, a setting out of range); PCCL_ERR_CONFIG (a
+ * malformed variable); PCCL_ERR_UNSUPPORTED (MPI below
+ * MPI_THREAD_SERIALIZED); PCCL_ERR_NO_MEMORY; PCCL_ERR_MPI. */
+PCCL_API pccl_status_t pccl_engine_create(pccl_comm_t *comm, const pccl_engine_config_t *config,
+                                          pccl_engine_t **engine);
+
+/* Submits one request and returns its handle (free it with
+ * pccl_handle_free). Returns PCCL_OK; PCCL_ERR_INVALID_ARGUMENT (NULL,
+ * empty or too long name, a name already pending on this rank, the
+ * arguments the blocking call would reject, shape not matching count);
+ * PCCL_ERR_INVALID_DTYPE; PCCL_ERR_INVALID_OP; PCCL_ERR_OVERFLOW;
+ * PCCL_ERR_UNSUPPORTED (a collective other than the four);
+ * PCCL_ERR_ABORTED (the engine has shut down); PCCL_ERR_NO_MEMORY.
+ * The detail is in pccl_last_error(NULL). Errors found later, across
+ * ranks, complete the handle with that error instead. */
+PCCL_API pccl_status_t pccl_engine_submit(pccl_engine_t *engine,
+                                          const pccl_engine_request_t *request,
+                                          pccl_handle_t **handle);
+
+/* Submits n requests as a group: none is ready until all are submitted on
+ * every rank, and they run together (fused where they share collective,
+ * datatype and op). handles receives n handles. All or nothing: on error no
+ * request is submitted. Returns what pccl_engine_submit returns. */
+PCCL_API pccl_status_t pccl_engine_submit_group(pccl_engine_t *engine,
+                                                const pccl_engine_request_t *requests, int n,
+                                                pccl_handle_t **handles);
+
+/* Waits for the request to complete and returns its status: PCCL_OK, or
+ * the error that ended it (PCCL_ERR_MISMATCH: ranks disagreed on the
+ * request; PCCL_ERR_ABORTED: the engine shut down first; any status of the
+ * collective). PCCL_ERR_INVALID_ARGUMENT for a NULL handle. */
+PCCL_API pccl_status_t pccl_handle_wait(pccl_handle_t *handle);
+
+/* *done = 1 when the request has completed (pccl_handle_wait then returns
+ * at once), else 0. Returns PCCL_OK or PCCL_ERR_INVALID_ARGUMENT. */
+PCCL_API pccl_status_t pccl_handle_test(pccl_handle_t *handle, int *done);
+
+/* What ended the request with an error: names the tensor and, for a
+ * disagreement, which ranks passed what. Empty while pending or after
+ * success. Valid until pccl_handle_free. */
+PCCL_API const char *pccl_handle_error(const pccl_handle_t *handle);
+
+/* Releases the handle; a request still pending runs on, unobserved.
+ * NULL is accepted. */
+PCCL_API pccl_status_t pccl_handle_free(pccl_handle_t *handle);
+
+/* Copies the engine's counters into *stats (stats->size must be set).
+ * Returns PCCL_OK or PCCL_ERR_INVALID_ARGUMENT. */
+PCCL_API pccl_status_t pccl_engine_stats(pccl_engine_t *engine, pccl_engine_stats_t *stats);
+
+/* Copies the last stall warning (rank 0 only; empty elsewhere and when
+ * none) into buf, truncated to len bytes with a NUL. The same warning goes
+ * to stderr. Returns PCCL_OK or PCCL_ERR_INVALID_ARGUMENT. */
+PCCL_API pccl_status_t pccl_engine_last_warning(pccl_engine_t *engine, char *buf, size_t len);
+
+/* Stops the engine: collective in effect, since the first rank to call it
+ * stops every rank's engine at their next cycle. Requests still pending
+ * complete with PCCL_ERR_ABORTED; later submits fail with it. Then frees
+ * the engine (handles stay valid until freed). NULL is accepted. */
+PCCL_API pccl_status_t pccl_engine_destroy(pccl_engine_t *engine);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "agree.h"
+#include "coll.h"
 #include "comm.h"
 #include "exec.h"
 #include "kernels.h"
@@ -70,12 +71,12 @@ static pccl_status_t check_buffer(pccl_comm_t *comm, const call_t *c, const void
 
 /* Overlapping buffers are allowed only in the documented in-place layout:
  * the smaller buffer at this rank's (or the root's) block of the larger. */
-static pccl_status_t check_overlap(pccl_comm_t *comm, call_t *c) {
+static pccl_status_t check_overlap(pccl_comm_t *comm, int rank, call_t *c) {
   const char *api = infos[c->coll].api;
   uintptr_t s = (uintptr_t)c->sendbuf, r = (uintptr_t)c->recvbuf;
   uintptr_t se = s + c->send_elems * c->esize, re = r + c->recv_elems * c->esize;
   if (!c->use_send || !c->use_recv || se <= r || re <= s) return PCCL_OK;
-  int owner = infos[c->coll].rooted ? c->root : comm->rank;
+  int owner = infos[c->coll].rooted ? c->root : rank;
   long long block = (long long)owner * (long long)c->count;
   long long expect = 0; /* send element i is recv element i + expect */
   if (infos[c->coll].recv_blocks && !infos[c->coll].send_blocks) expect = block;
@@ -91,7 +92,9 @@ static pccl_status_t check_overlap(pccl_comm_t *comm, call_t *c) {
   return PCCL_OK;
 }
 
-static pccl_status_t validate(pccl_comm_t *comm, call_t *c) {
+/* Errors go to comm (NULL: the calling thread); rank and size are the
+ * caller's place in the communicator the call is for. */
+static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) {
   const coll_info_t *info = &infos[c->coll];
   const char *api = info->api;
   c->esize = pccl_dtype_size(c->dtype);
@@ -99,10 +102,10 @@ static pccl_status_t validate(pccl_comm_t *comm, call_t *c) {
     return pccl__error(comm, PCCL_ERR_INVALID_DTYPE, api, "unknown datatype %d", (int)c->dtype);
   if (info->reduces && (unsigned)c->op >= PCCL_OP_COUNT)
     return pccl__error(comm, PCCL_ERR_INVALID_OP, api, "unknown reduction operation %d", (int)c->op);
-  if (info->rooted && (c->root < 0 || c->root >= comm->size))
+  if (info->rooted && (c->root < 0 || c->root >= size))
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "root %d is not a rank of 0..%d",
-                       c->root, comm->size - 1);
-  size_t p = (size_t)comm->size;
+                       c->root, size - 1);
+  size_t p = (size_t)size;
   /* One limit for every collective: count x nranks x element size must be a
    * valid object size (PTRDIFF_MAX), so no byte offset or pointer difference
    * inside pccl can overflow. */
@@ -112,14 +115,14 @@ static pccl_status_t validate(pccl_comm_t *comm, call_t *c) {
                        c->count, pccl_dtype_name(c->dtype), p);
   c->send_elems = info->send_blocks ? c->count * p : c->count;
   c->recv_elems = info->recv_blocks ? c->count * p : c->count;
-  int at_root = comm->rank == c->root;
+  int at_root = rank == c->root;
   c->use_send = !info->send_root_only || at_root;
   c->use_recv = !info->recv_root_only || at_root;
   if (c->count == 0) return PCCL_OK;
   pccl_status_t st = PCCL_OK;
   if (c->use_send) st = check_buffer(comm, c, c->sendbuf, "sendbuf");
   if (st == PCCL_OK && c->use_recv) st = check_buffer(comm, c, c->recvbuf, "recvbuf");
-  if (st == PCCL_OK) st = check_overlap(comm, c);
+  if (st == PCCL_OK) st = check_overlap(comm, rank, c);
   return st;
 }
 
@@ -303,7 +306,7 @@ static pccl_status_t broken(pccl_comm_t *comm, pccl_status_t st) {
  * agree on it (`checked`), which pccl's own agreement call skips. */
 static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
   const char *api = infos[c->coll].api;
-  pccl_status_t st = validate(comm, c);
+  pccl_status_t st = validate(comm, comm->rank, comm->size, c);
   if (st == PCCL_OK && c->lossy_call) st = validate_lossy(comm, c);
   pccl_choice_t choice = {NULL, 0};
   if (st == PCCL_OK && c->count > 0) {
@@ -429,4 +432,14 @@ pccl_status_t pccl_scatter_lossy(const void *sendbuf, void *recvbuf, size_t coun
   call_t c = {.coll = PCCL_COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
               .dtype = dtype, .root = root, .lossy = lossy, .lossy_call = 1};
   return run(comm, &c);
+}
+
+pccl_status_t pccl__coll_check(pccl_coll_t coll, int rank, int size, const void *sendbuf,
+                               const void *recvbuf, size_t count, pccl_dtype_t dtype,
+                               pccl_op_t op, int root) {
+  if ((unsigned)coll >= PCCL_COLL_COUNT)
+    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl", "unknown collective %d", (int)coll);
+  call_t c = {.coll = coll, .sendbuf = sendbuf, .recvbuf = (void *)recvbuf, .count = count,
+              .dtype = dtype, .op = op, .root = root};
+  return validate(NULL, rank, size, &c);
 }

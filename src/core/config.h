@@ -20,6 +20,11 @@ pccl_status_t pccl__parse_int(const char *name, const char *text, long min, long
 pccl_status_t pccl__parse_seconds(const char *name, const char *text, double max, double *out,
                                   char *err, size_t errlen);
 
+/* Parses a whole number of bytes with an optional binary suffix K, M or G
+ * ("64M"), in [0, max]. */
+pccl_status_t pccl__parse_bytes(const char *name, const char *text, long long max, long long *out,
+                                char *err, size_t errlen);
+
 /* The collective called `name` (also "reduce_scatter", "bcast"), or -1. */
 int pccl__coll_from_name(const char *name);
 

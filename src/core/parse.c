@@ -33,3 +33,24 @@ pccl_status_t pccl__parse_seconds(const char *name, const char *text, double max
   *out = v;
   return PCCL_OK;
 }
+
+pccl_status_t pccl__parse_bytes(const char *name, const char *text, long long max, long long *out,
+                                char *err, size_t errlen) {
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  int shift = 0;
+  if (end && end != text && *end) {
+    shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
+          : *end == 'G' || *end == 'g' ? 30 : -1;
+    end++;
+  }
+  if (text[0] == '\0' || text[0] == '-' || !end || *end != '\0' || shift < 0 || errno == ERANGE ||
+      v < 0 || v > (max >> shift)) {
+    snprintf(err, errlen, "%s=\"%s\" is not a byte count in [0, %lld] (suffixes K, M, G)", name,
+             text, max);
+    return PCCL_ERR_CONFIG;
+  }
+  *out = v << shift;
+  return PCCL_OK;
+}
