@@ -27,6 +27,7 @@ optional=()
 command -v clang >/dev/null 2>&1 || optional+=(clang)
 command -v gfortran >/dev/null 2>&1 || optional+=(gfortran)
 /usr/bin/python3 -c 'import mpi4py, numpy' >/dev/null 2>&1 || optional+=(python3-mpi4py python3-numpy)
+/usr/bin/python3 -c 'import torch, sklearn' >/dev/null 2>&1 || optional+=(python3-torch python3-sklearn)
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   [ ${#optional[@]} -eq 0 ] || echo "setup.sh: optional, not installed: ${optional[*]}" >&2
   optional=()
@@ -50,7 +51,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # Optional packages must not fail the set-up: the build and tests go on
 # without them (ZFP's codec row is left out, the fuzz, Fortran and Python
-# tests skip).
+# tests skip, the PyTorch ones too).
 if [ ${#optional[@]} -gt 0 ]; then
   echo "setup.sh: installing optional ${optional[*]}"
   apt-get install -y -qq "${optional[@]}" >/dev/null ||

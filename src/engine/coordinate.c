@@ -447,18 +447,35 @@ static uint64_t fill_bits(pccl_engine_t *e, size_t nw, double now) {
   return flags;
 }
 
-/* Ready positions whose group is not whole this cycle wait for the next. */
+/* Ready positions whose group is not whole this cycle wait for the next.
+ * Every rank must decide alike, so when the map of counts (group name ->
+ * ready members) cannot be built, the counts come from a scan instead. */
+static uintptr_t members_ready(const pccl_engine_t *e, int cap, const char *group) {
+  uintptr_t n = 0;
+  for (int q = 0; q < cap; q++)
+    n += IS_SET(0, q) && e->cache.entries[q].sig.group_size > 0 &&
+         strcmp(e->cache.entries[q].sig.group, group) == 0;
+  return n;
+}
+
 static void drop_partial_groups(pccl_engine_t *e, int cap) {
+  pccl_strmap_t counts = {0};
+  int any = 0, mapped = 1;
   for (int pos = 0; pos < cap; pos++) {
-    if (!IS_SET(0, pos)) continue;
     const pccl_sig_t *s = &e->cache.entries[pos].sig;
-    if (s->group_size <= 0) continue;
-    int n = 0;
-    for (int q = 0; q < cap; q++)
-      n += IS_SET(0, q) && e->cache.entries[q].sig.group_size > 0 &&
-           strcmp(e->cache.entries[q].sig.group, s->group) == 0;
-    if (n < s->group_size) e->bits[1 + pos / 64] &= ~(1ull << (pos % 64));
+    if (!IS_SET(0, pos) || s->group_size <= 0) continue;
+    if (!any++) mapped = pccl_strmap_init(&counts, 16);
+    uintptr_t n = mapped ? (uintptr_t)pccl_strmap_get(&counts, s->group) : 0;
+    mapped = mapped && pccl_strmap_put(&counts, s->group, (void *)(n + 1));
   }
+  if (!any) return;
+  for (int pos = 0; pos < cap; pos++) {
+    const pccl_sig_t *s = &e->cache.entries[pos].sig;
+    if (!IS_SET(0, pos) || s->group_size <= 0) continue;
+    uintptr_t n = mapped ? (uintptr_t)pccl_strmap_get(&counts, s->group) : members_ready(e, cap, s->group);
+    if (n < (uintptr_t)s->group_size) e->bits[1 + pos / 64] &= ~(1ull << (pos % 64));
+  }
+  pccl_strmap_free(&counts);
 }
 
 static pccl_status_t bitvector_round(pccl_engine_t *e, int stop_here, uint64_t *any, char *why,

@@ -128,13 +128,12 @@ void pccl_engine_complete(pccl_engine_t *e, pccl_req_t *r, pccl_status_t st, con
   free(r);
 }
 
+/* Constant time: the last request takes r's slot (the pending list's
+ * order carries no meaning; rank 0 sets the global order). */
 void pccl_engine_unpend(pccl_engine_t *e, pccl_req_t *r) {
-  for (size_t i = 0; i < e->npending; i++)
-    if (e->pending[i] == r) {
-      memmove(e->pending + i, e->pending + i + 1, (e->npending - i - 1) * sizeof(*e->pending));
-      e->npending--;
-      break;
-    }
+  pccl_req_t *last = e->pending[--e->npending];
+  e->pending[r->slot] = last;
+  last->slot = r->slot;
   pccl_strmap_del(&e->by_name, r->name);
 }
 
@@ -188,6 +187,7 @@ static int next_cycle(pccl_engine_t *e, const struct timespec *deadline) {
     pccl_req_t *r = e->queue[taken];
     if (!grow(&e->pending, e->npending, &e->cappending) || !pccl_strmap_put(&e->by_name, r->name, r))
       break; /* the rest wait for a later cycle */
+    r->slot = e->npending;
     e->pending[e->npending++] = r;
     r->t_seen = now;
     if (e->timeline.f) {
@@ -222,12 +222,16 @@ static void *engine_main(void *arg) {
   char why[PCCL_ERROR_LEN] = "";
   pccl_status_t st = PCCL_OK;
   int stop = 0;
+  struct timespec deadline;
+  deadline_after(&deadline, e->cycle_s);
   while (!stop && st == PCCL_OK) {
-    struct timespec deadline;
-    deadline_after(&deadline, e->cycle_s);
     int stop_here = next_cycle(e, &deadline);
     double t0 = MPI_Wtime();
     st = pccl_coordinate(e, stop_here, &stop, why, sizeof why);
+    /* The next cycle is timed from here, where every rank has just left the
+     * same collective: timed from each rank's own start, the ranks' cycles
+     * would drift apart and each would wait for the latest in the next. */
+    deadline_after(&deadline, e->cycle_s);
     pccl_engine_stats_t d = {.cycles = 1, .coordination_seconds = MPI_Wtime() - t0};
     pccl_engine_count(e, &d);
     if (st == PCCL_OK) pccl_fusion_run(e);

@@ -86,6 +86,7 @@ typedef struct {
   double t_hit;                     /* first cycle it was a cache hit; 0: not yet */
   int announced;                    /* sent to rank 0, awaiting its answer */
   uint32_t tid;                     /* the timeline's row */
+  size_t slot;                      /* index in the engine's pending list */
 } pccl_req_t;
 
 /* ---- the response cache (respcache.c) ----
