@@ -156,17 +156,15 @@ static group_t *group_of(pccl_coord_t *c, const pccl_sig_t *sig) {
   return g;
 }
 
-/* A record every rank has sent: answer it, or hold it for its group. */
+/* A record every rank has sent: answer it, or hold it for its group. A
+ * group is answered whole once all its members are complete: OK when every
+ * member is, else every member gets the first member's error. */
 static void complete(pccl_coord_t *c, record_t *r) {
   char why[PCCL_ERROR_LEN];
   disagreement(c, r, why, sizeof why);
   const pccl_sig_t *sig = &r->sigs[0];
-  if (sig->group_size <= 0 || why[0]) {
+  if (sig->group_size <= 0) {
     answer(c, r->name, sig, why[0] ? PCCL_ERR_MISMATCH : PCCL_OK, why);
-    if (sig->group_size > 0 && why[0]) { /* its group can never run whole */
-      group_t *g = pccl_strmap_get(&c->groups, sig->group);
-      if (g && !g->failed) g->failed = 1, snprintf(g->why, sizeof g->why, "%s", why);
-    }
     record_free(r);
     return;
   }
@@ -177,11 +175,19 @@ static void complete(pccl_coord_t *c, record_t *r) {
     record_free(r);
     return;
   }
-  g->held[g->nheld++] = r;
+  char key[PCCL_NAME_BYTES]; /* r, and sig with it, may be freed below */
+  snprintf(key, sizeof key, "%s", sig->group);
+  if (why[0]) {
+    answer(c, r->name, sig, PCCL_ERR_MISMATCH, why);
+    if (!g->failed) g->failed = 1, snprintf(g->why, sizeof g->why, "%s", why);
+    record_free(r);
+  } else {
+    g->held[g->nheld++] = r;
+  }
   g->done++;
   if (g->failed || g->done == g->size) {
     char gwhy[PCCL_ERROR_LEN];
-    snprintf(gwhy, sizeof gwhy, "group '%.100s' cannot run: %.380s", sig->group, g->why);
+    snprintf(gwhy, sizeof gwhy, "group '%.100s' cannot run: %.380s", key, g->why);
     for (int k = 0; k < g->nheld; k++) {
       answer(c, g->held[k]->name, &g->held[k]->sigs[0], g->failed ? PCCL_ERR_MISMATCH : PCCL_OK,
              g->failed ? gwhy : "");
@@ -190,8 +196,6 @@ static void complete(pccl_coord_t *c, record_t *r) {
     g->nheld = 0;
   }
   if (g->done == g->size) {
-    char key[PCCL_NAME_BYTES];
-    snprintf(key, sizeof key, "%s", sig->group);
     group_free(key, g, NULL);
     pccl_strmap_del(&c->groups, key);
   }

@@ -195,7 +195,8 @@ static int next_cycle(pccl_engine_t *e, const struct timespec *deadline) {
       pccl_timeline_span(&e->timeline, r->tid, "wait", r->t_submit, now);
     }
   }
-  memmove(e->queue, e->queue + taken, (e->nqueue - taken) * sizeof(*e->queue));
+  if (taken < e->nqueue)
+    memmove(e->queue, e->queue + taken, (e->nqueue - taken) * sizeof(*e->queue));
   e->nqueue -= taken;
   pthread_mutex_unlock(&e->lock);
   return stop;
@@ -488,12 +489,15 @@ pccl_status_t pccl_engine_submit_group(pccl_engine_t *e, const pccl_engine_reque
     }
     if (st == PCCL_OK) h->refs = 2;
   }
+  /* the handles are taken before the requests are queued: from then on
+   * the engine's thread may complete and free a request at any moment */
+  for (int i = 0; st == PCCL_OK && i < n; i++) handles[i] = rs[i]->handle;
   if (st == PCCL_OK) st = enqueue(e, rs, n);
   if (st != PCCL_OK) {
+    for (int i = 0; i < n; i++) handles[i] = NULL;
     free_requests(rs, n);
     return st;
   }
-  for (int i = 0; i < n; i++) handles[i] = rs[i]->handle;
   free(rs);
   return PCCL_OK;
 }

@@ -125,7 +125,7 @@ void pccl_fusion_run(pccl_engine_t *e) {
   size_t n = e->nready;
   pccl_req_t **bucket = e->bucket;
   uint8_t *used = e->used;
-  memset(used, 0, n);
+  if (n) memset(used, 0, n);
   for (size_t i = 0; i < n; i++) {
     if (used[i]) continue;
     pccl_req_t *r = e->ready[i];

@@ -403,6 +403,29 @@ static void mode_mismatch(pccl_comm_t *comm) {
     }
     pccl_handle_free(h);
   }
+  /* a group whose second member disagrees: every member fails; the same
+   * group again, agreed, runs */
+  for (int round = 0; round < 2; round++) {
+    pccl_engine_request_t qs[3];
+    const char *names[3] = {"g.a", "g.b", "g.c"};
+    for (int k = 0; k < 3; k++) {
+      qs[k] = (pccl_engine_request_t)PCCL_ENGINE_REQUEST_INIT;
+      qs[k].name = names[k], qs[k].sendbuf = a, qs[k].recvbuf = b + 16 * k, qs[k].count = 8;
+    }
+    if (round == 0 && g_rank == odd) qs[1].count = 4;
+    pccl_handle_t *hs[3];
+    expect(pccl_engine_submit_group(e, qs, 3, hs), PCCL_OK, "group submit");
+    for (int k = 0; k < 3; k++) {
+      st = pccl_handle_wait(hs[k]);
+      if (round == 0)
+        CHECK(st == PCCL_ERR_MISMATCH && strstr(pccl_handle_error(hs[k]), "'g.b'"),
+              "group member %d: %s: %s", k, pccl_status_string(st), pccl_handle_error(hs[k]));
+      else
+        CHECK(st == PCCL_OK && b[16 * k] == (float)g_size, "agreed group member %d: %s %s", k,
+              pccl_status_string(st), pccl_handle_error(hs[k]));
+      pccl_handle_free(hs[k]);
+    }
+  }
   expect(pccl_engine_destroy(e), PCCL_OK, "destroy");
 }
 
