@@ -190,9 +190,12 @@ class _Shard:
         self.numels = [p.numel() for _, p in layer.named_parameters()]
         self.numel = sum(self.numels)
         self.per_rank = -(-self.numel // size)
-        flat = torch.zeros(self.per_rank * size, dtype=torch.float32)
+        dtypes = {p.dtype for p in layer.parameters()}
+        if len(dtypes) > 1:
+            raise ValueError("ShardedModel: layer %d mixes parameter dtypes %s" % (index, sorted(map(str, dtypes))))
+        flat = torch.zeros(self.per_rank * size, dtype=dtypes.pop() if dtypes else torch.float32)
         if self.numel:
-            flat[:self.numel] = torch.cat([p.detach().reshape(-1).float() for p in layer.parameters()])
+            flat[:self.numel] = torch.cat([p.detach().reshape(-1) for p in layer.parameters()])
         pccl.broadcast_(flat, 0, name="shard.%d.init" % index)  # every rank starts from rank 0's
         self.shard = torch.nn.Parameter(flat[rank * self.per_rank:(rank + 1) * self.per_rank].clone())
         for _, p in layer.named_parameters():  # the layer keeps only placeholders
@@ -218,7 +221,7 @@ class _Shard:
 
 class ShardedModel(torch.nn.Module):
     """A sequence of layers whose parameters are sharded over the ranks:
-    each rank holds one 1/size slice of every layer (float32). Rank 0's
+    each rank holds one 1/size slice of every layer (in the layer's dtype). Rank 0's
     initial parameters are everyone's. Each rank feeds its own batch; the
     gradients that reach the shards are averaged over the ranks, as in
     data-parallel training, so any optimizer over parameters() trains the

@@ -268,16 +268,22 @@ static pccl_status_t mpi_error(int rc, const char *what, char *why, size_t len) 
   return PCCL_ERR_MPI;
 }
 
-/* Requests not yet announced and not in the cache. */
+/* Requests not yet announced and not in the cache. Announced requests are
+ * indexed by name (by_name), for the answers; cached ones never need it. */
 static void write_announcements(pccl_engine_t *e, pccl_wbuf_t *w, int stop_here, double now) {
   uint32_t n = 0;
-  for (size_t i = 0; i < e->npending; i++)
-    n += !e->pending[i]->announced && pccl_rcache_find(&e->cache, e->pending[i]->name) < 0;
+  for (size_t i = 0; i < e->npending; i++) {
+    pccl_req_t *r = e->pending[i];
+    if (r->announced || pccl_rcache_find(&e->cache, r->name) >= 0) continue;
+    if (!pccl_strmap_put(&e->by_name, r->name, r)) continue; /* next cycle, then */
+    r->announced = 2; /* in this message */
+    n++;
+  }
   pccl_w_u32(w, (uint32_t)stop_here);
   pccl_w_u32(w, n);
   for (size_t i = 0; i < e->npending; i++) {
     pccl_req_t *r = e->pending[i];
-    if (r->announced || pccl_rcache_find(&e->cache, r->name) >= 0) continue;
+    if (r->announced != 2) continue;
     double age = now - r->t_submit;
     pccl_w_str(w, r->name);
     pccl_w_sig(w, &r->sig);
@@ -434,6 +440,7 @@ static uint64_t fill_bits(pccl_engine_t *e, size_t nw, double now) {
     else if (!hit) flags |= FLAG_INVALID, INVALIDATE(pos);
     else {
       HIT(pos);
+      e->at_pos[pos] = r;
       if (r->t_hit == 0) r->t_hit = now;
     }
     if (!hit && r->sig.group_size > 0 && !listed(broken, nbroken, r->sig.group)) {
@@ -504,8 +511,7 @@ static pccl_status_t bitvector_round(pccl_engine_t *e, int stop_here, uint64_t *
   now = MPI_Wtime();
   for (int pos = 0; pos < cap; pos++) {
     if (!IS_SET(0, pos)) continue;
-    pccl_req_t *r = pccl_strmap_get(&e->by_name, e->cache.entries[pos].name);
-    if (!r) return snprintf(why, len, "bitvector names a tensor this rank lacks"), PCCL_ERR_INTERNAL;
+    pccl_req_t *r = e->at_pos[pos]; /* this rank set the bit, this cycle */
     if (e->timeline.f) pccl_timeline_span(&e->timeline, r->tid, "negotiate", r->t_seen, now);
     pccl_engine_unpend(e, r);
     pccl_rcache_touch(&e->cache, pos);

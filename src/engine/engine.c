@@ -123,9 +123,17 @@ void pccl_engine_complete(pccl_engine_t *e, pccl_req_t *r, pccl_status_t st, con
   }
   h->done = 1;
   handle_release(h);
+  pthread_mutex_unlock(&handle_lock);
+  e->unwoken = 1;
+  free(r);
+}
+
+void pccl_engine_wake(pccl_engine_t *e) {
+  if (!e->unwoken) return;
+  e->unwoken = 0;
+  pthread_mutex_lock(&handle_lock);
   pthread_cond_broadcast(&handle_cond);
   pthread_mutex_unlock(&handle_lock);
-  free(r);
 }
 
 /* Constant time: the last request takes r's slot (the pending list's
@@ -134,7 +142,7 @@ void pccl_engine_unpend(pccl_engine_t *e, pccl_req_t *r) {
   pccl_req_t *last = e->pending[--e->npending];
   e->pending[r->slot] = last;
   last->slot = r->slot;
-  pccl_strmap_del(&e->by_name, r->name);
+  if (r->announced) pccl_strmap_del(&e->by_name, r->name);
 }
 
 /* Grows an array of pointers to hold one more; 0 when out of memory. */
@@ -185,8 +193,7 @@ static int next_cycle(pccl_engine_t *e, const struct timespec *deadline) {
   size_t taken = 0;
   for (; taken < e->nqueue; taken++) {
     pccl_req_t *r = e->queue[taken];
-    if (!grow(&e->pending, e->npending, &e->cappending) || !pccl_strmap_put(&e->by_name, r->name, r))
-      break; /* the rest wait for a later cycle */
+    if (!grow(&e->pending, e->npending, &e->cappending)) break; /* the rest wait a cycle */
     r->slot = e->npending;
     e->pending[e->npending++] = r;
     r->t_seen = now;
@@ -216,6 +223,7 @@ static void fail_all(pccl_engine_t *e, pccl_status_t st, const char *why) {
     if (!r) break;
     pccl_engine_complete(e, r, st, "tensor '%s': %s", r->name, why);
   }
+  pccl_engine_wake(e);
 }
 
 static void *engine_main(void *arg) {
@@ -235,6 +243,7 @@ static void *engine_main(void *arg) {
     deadline_after(&deadline, e->cycle_s);
     pccl_engine_stats_t d = {.cycles = 1, .coordination_seconds = MPI_Wtime() - t0};
     pccl_engine_count(e, &d);
+    pccl_engine_wake(e); /* requests that failed negotiation */
     if (st == PCCL_OK) pccl_fusion_run(e);
     if (e->timeline.f) fflush(e->timeline.f);
   }
@@ -260,6 +269,7 @@ static void engine_free(pccl_engine_t *e) {
   pccl_strmap_free(&e->inflight);
   pccl_mem_free(e->fusion);
   free(e->bits);
+  free(e->at_pos);
   free(e->pending);
   free(e->queue);
   free(e->ready);
@@ -277,7 +287,8 @@ static pccl_status_t allocate(pccl_engine_t *e, const settings_t *s) {
   size_t nw = ((size_t)s->cache + 63) / 64;
   pccl_status_t st = PCCL_OK;
   if (!pccl_strmap_init(&e->inflight, 256) || !pccl_strmap_init(&e->by_name, 256) ||
-      !pccl_rcache_init(&e->cache, (int)s->cache) || !(e->bits = calloc(1 + 2 * nw, 8)))
+      !pccl_rcache_init(&e->cache, (int)s->cache) || !(e->bits = calloc(1 + 2 * nw, 8)) ||
+      !(e->at_pos = calloc((size_t)s->cache + 1, sizeof(*e->at_pos))))
     st = PCCL_ERR_NO_MEMORY;
   if (st == PCCL_OK && e->rank == 0) st = pccl_coord_create(e);
   if (st == PCCL_OK && s->fusion > 0) st = pccl_mem_alloc(&e->fusion, (size_t)s->fusion);

@@ -84,7 +84,7 @@ typedef struct {
   pccl_handle_t *handle;
   double t_submit, t_seen, t_ready; /* seconds (MPI_Wtime) */
   double t_hit;                     /* first cycle it was a cache hit; 0: not yet */
-  int announced;                    /* sent to rank 0, awaiting its answer */
+  int announced;                    /* sent to rank 0, awaiting its answer (by_name has it) */
   uint32_t tid;                     /* the timeline's row */
   size_t slot;                      /* index in the engine's pending list */
 } pccl_req_t;
@@ -158,7 +158,7 @@ struct pccl_engine {
   /* the engine thread's own */
   pccl_req_t **pending;
   size_t npending, cappending;
-  pccl_strmap_t by_name; /* pending name -> request */
+  pccl_strmap_t by_name; /* announced name -> request, for rank 0's answers */
   pccl_req_t **ready;    /* this cycle's, in the global order */
   size_t nready, capready;
   pccl_req_t **bucket;   /* fusion's scratch, capready entries */
@@ -166,8 +166,10 @@ struct pccl_engine {
   pccl_rcache_t cache;
   pccl_coord_t *coord; /* rank 0 only */
   uint64_t *bits;      /* the bitvector */
+  pccl_req_t **at_pos; /* this cycle's request at each cache position it hit */
   void *fusion;        /* fusion_bytes from pccl_mem_alloc */
   pccl_timeline_t timeline;
+  int unwoken; /* requests completed since waiters were last woken */
 };
 
 /* One coordination cycle (coordinate.c): decides which pending requests
@@ -182,10 +184,12 @@ void pccl_coord_destroy(pccl_coord_t *c);
 /* Runs e->ready: fused buckets and single requests (fusion.c). */
 void pccl_fusion_run(pccl_engine_t *e);
 
-/* Completes a request: records status and message, releases the name,
- * wakes waiters and frees the request (engine.c). */
+/* Completes a request: records status and message, releases the name and
+ * frees the request (engine.c). Waiters wake at the next pccl_engine_wake:
+ * one wake-up per batch of completions, not one per request. */
 void pccl_engine_complete(pccl_engine_t *e, pccl_req_t *r, pccl_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+void pccl_engine_wake(pccl_engine_t *e);
 
 /* Removes r from the pending list and name index (engine.c). */
 void pccl_engine_unpend(pccl_engine_t *e, pccl_req_t *r);

@@ -52,6 +52,7 @@ static void finish(pccl_engine_t *e, pccl_req_t **rs, int n, pccl_status_t st) {
     else
       pccl_engine_complete(e, rs[i], st, "tensor '%s': %s", rs[i]->name, pccl_last_error(e->comm));
   }
+  pccl_engine_wake(e);
 }
 
 static void run_single(pccl_engine_t *e, pccl_req_t *r) {

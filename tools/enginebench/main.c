@@ -242,14 +242,14 @@ int main(int argc, char **argv) {
     printf("# MPI_Allreduce one tensor at a time: %.3f ms per step\n", mpi_ms);
     printf("# coord_us: time coordinating per cycle, least over the ranks (the protocol) and most\n"
            "# (protocol + waiting for late ranks); coord_B: bytes rank 0 moved to coordinate\n");
-    printf("%-20s %9s %7s %8s %8s %9s %9s %9s %8s %7s %8s\n", "variant", "step_ms", "vs_mpi",
-           "cycles", "to_rank0", "coord_us", "coord_us", "coord_B", "colls", "fused", "hits");
-    printf("%-20s %9s %7s %8s %8s %9s %9s %9s %8s %7s %8s\n", "", "", "", "/step", "/step",
-           "min", "max", "/cycle", "/step", "/step", "/step");
+    printf("%-20s %9s %7s %8s %8s %9s %9s %9s %8s %9s %7s %8s\n", "variant", "step_ms", "vs_mpi",
+           "cycles", "to_rank0", "coord_us", "coord_us", "coord_B", "colls", "KB", "fused", "hits");
+    printf("%-20s %9s %7s %8s %8s %9s %9s %9s %8s %9s %7s %8s\n", "", "", "", "/step", "/step",
+           "min", "max", "/cycle", "/step", "/coll", "/step", "/step");
     if (csv)
       fprintf(csv, "ranks,variant,step_ms,mpi_step_ms,cycles_per_step,coordinator_cycles_per_step,"
                    "coord_us_per_cycle_min,coord_us_per_cycle_max,coord_bytes_per_cycle,collectives_per_step,"
-                   "fused_per_step,cache_hits_per_step\n");
+                   "bytes_per_collective,fused_per_step,cache_hits_per_step\n");
   }
   int status = 0;
   for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {
@@ -260,16 +260,17 @@ int main(int argc, char **argv) {
       break;
     }
     double it = o.iters, cyc = r.d.cycles ? (double)r.d.cycles : 1;
+    double per_coll = r.d.collectives ? floats * 4.0 * it / (double)r.d.collectives : 0;
     if (g_rank != 0) continue;
-    printf("%-20s %9.3f %7.2f %8.1f %8.1f %9.1f %9.1f %9.0f %8.1f %7.1f %8.1f\n", variants[k].name,
-           r.step_ms, mpi_ms / r.step_ms, r.d.cycles / it, r.d.coordinator_cycles / it,
-           r.coord_min / cyc * 1e6, r.coord_max / cyc * 1e6, r.d.coordination_bytes / cyc,
-           r.d.collectives / it, r.d.fused_tensors / it, r.d.cache_hits / it);
+    printf("%-20s %9.3f %7.2f %8.1f %8.1f %9.1f %9.1f %9.0f %8.1f %9.1f %7.1f %8.1f\n",
+           variants[k].name, r.step_ms, mpi_ms / r.step_ms, r.d.cycles / it,
+           r.d.coordinator_cycles / it, r.coord_min / cyc * 1e6, r.coord_max / cyc * 1e6,
+           r.d.coordination_bytes / cyc, r.d.collectives / it, per_coll / 1024, r.d.fused_tensors / it, r.d.cache_hits / it);
     if (csv)
-      fprintf(csv, "%d,%s,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%.1f,%.2f,%.2f,%.2f\n", g_size,
+      fprintf(csv, "%d,%s,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%.1f,%.2f,%.0f,%.2f,%.2f\n", g_size,
               variants[k].name, r.step_ms, mpi_ms, r.d.cycles / it, r.d.coordinator_cycles / it,
               r.coord_min / cyc * 1e6, r.coord_max / cyc * 1e6, r.d.coordination_bytes / cyc,
-              r.d.collectives / it, r.d.fused_tensors / it, r.d.cache_hits / it);
+              r.d.collectives / it, per_coll, r.d.fused_tensors / it, r.d.cache_hits / it);
   }
   if (csv) fclose(csv);
   pccl_comm_destroy(comm);
