@@ -3,6 +3,8 @@
 #   make test   - set up, build, and run the whole test suite
 #   make test-sanitize - the suite again, built with AddressSanitizer and
 #                 UndefinedBehaviorSanitizer in build-sanitize/ (CI runs it)
+#   make test-tsan - the multi-threaded tests (the engine, pccl_comm_abort)
+#                 under ThreadSanitizer in build-tsan/ (CI runs it)
 #   make install PREFIX=/usr/local
 BUILD ?= build
 PREFIX ?= /usr/local
@@ -10,6 +12,9 @@ NP ?= 4
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 SAN_BUILD ?= build-sanitize
+TSAN_BUILD ?= build-tsan
+# Only Open MPI's own lock order is suppressed (tests/sanitizers/tsan.supp).
+TSAN_ENV = TSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/tsan.supp:second_deadlock_stack=1
 # Open MPI keeps its plugins loaded so that the leaks it leaves at exit can be
 # traced to it and suppressed (tests/sanitizers/lsan.supp; nothing of
 # pccl's is suppressed); the slow unwinder sees through MPI's frames.
@@ -18,7 +23,7 @@ SAN_ENV = OMPI_MCA_mca_base_component_disable_dlclose=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all setup build bench test test-sanitize install clean
+.PHONY: all setup build bench test test-sanitize test-tsan install clean
 
 all: build
 
@@ -45,8 +50,13 @@ test-sanitize: setup
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	cd $(SAN_BUILD) && env $(SAN_ENV) ctest --output-on-failure --timeout 900 -LE 'dropin|fuzz|python' -E 'np[678]'
 
+test-tsan: setup
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPCCL_SANITIZE=thread >/dev/null
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target test_engine test_faults
+	cd $(TSAN_BUILD) && env $(TSAN_ENV) ctest --output-on-failure --timeout 900 -L threads -E 'np[678]'
+
 install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD)

@@ -12,7 +12,11 @@
 #include "half.h"
 #include "kernels.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+/* Not under AddressSanitizer or ThreadSanitizer: the dynamic loader runs
+ * target_clones' resolvers before the sanitizer's runtime has started, and
+ * an instrumented resolver crashes there. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define PCCL_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define PCCL_MULTIVERSION
