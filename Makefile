@@ -5,6 +5,8 @@
 #                 UndefinedBehaviorSanitizer in build-sanitize/ (CI runs it)
 #   make test-tsan - the multi-threaded tests (the engine, pccl_comm_abort)
 #                 under ThreadSanitizer in build-tsan/ (CI runs it)
+#   make test-valgrind - a subset of the tests under Valgrind (CI runs it;
+#                 skipped where valgrind is missing)
 #   make install PREFIX=/usr/local
 BUILD ?= build
 PREFIX ?= /usr/local
@@ -23,7 +25,7 @@ SAN_ENV = OMPI_MCA_mca_base_component_disable_dlclose=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all setup build bench test test-sanitize test-tsan install clean
+.PHONY: all setup build bench test test-sanitize test-tsan test-valgrind install clean
 
 all: build
 
@@ -54,6 +56,9 @@ test-tsan: setup
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPCCL_SANITIZE=thread >/dev/null
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target test_engine test_faults
 	cd $(TSAN_BUILD) && env $(TSAN_ENV) ctest --output-on-failure --timeout 900 -L threads -E 'np[678]'
+
+test-valgrind: build
+	bash tests/valgrind/run_valgrind.sh $(BUILD) || [ $$? -eq 77 ]
 
 install: build
 	cmake --install $(BUILD)

@@ -3,8 +3,10 @@
 # a C compiler, make, CMake, pkg-config and an MPI (Open MPI by default;
 # PCCL_SETUP_MPI=mpich picks MPICH). Also, optionally, ZFP (the codec anchor,
 # libzfp-dev), clang (the decoder's libFuzzer target), gfortran and Debian's
-# mpi4py and numpy (the MPI drop-in's Fortran and Python tests): installed as root,
-# only mentioned otherwise (the build and tests go on without them). Uses
+# mpi4py and numpy (the MPI drop-in's Fortran and Python tests), PyTorch and
+# scikit-learn (the Python package's tests and examples) and valgrind (make
+# test-valgrind): installed as root, only mentioned otherwise (the build and
+# tests go on without them). Uses
 # Debian/Ubuntu packages via apt-get when run as root; otherwise says what to
 # install.
 set -euo pipefail
@@ -26,6 +28,7 @@ optional=()
 [ -f /usr/include/zfp.h ] || optional+=(libzfp-dev)
 command -v clang >/dev/null 2>&1 || optional+=(clang)
 command -v gfortran >/dev/null 2>&1 || optional+=(gfortran)
+command -v valgrind >/dev/null 2>&1 || optional+=(valgrind)
 /usr/bin/python3 -c 'import mpi4py, numpy' >/dev/null 2>&1 || optional+=(python3-mpi4py python3-numpy)
 /usr/bin/python3 -c 'import torch, sklearn' >/dev/null 2>&1 || optional+=(python3-torch python3-sklearn)
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
