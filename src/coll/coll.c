@@ -16,6 +16,7 @@
 #include "kernels.h"
 #include "select.h"
 #include "shared_mem.h"
+#include "stream.h"
 
 /* Messages are split below INT_MAX bytes so MPI's int counts hold them. */
 #define PCCL_MAX_MSG_BYTES ((size_t)1 << 30)
@@ -52,6 +53,7 @@ typedef struct {
   int root;
   pccl_lossy_t *lossy; /* a pccl_*_lossy call's options */
   int lossy_call;
+  int piece; /* one piece of a streamed call (stream.c): runs as it is */
   /* derived by validation */
   size_t esize, send_elems, recv_elems;
   int use_send, use_recv, inplace;
@@ -302,6 +304,71 @@ static pccl_status_t broken(pccl_comm_t *comm, pccl_status_t st) {
   return st;
 }
 
+/* ---- bounded scratch (PCCL_MAX_SCRATCH) ---- */
+
+/* One piece of a streamed call: the same collective and algorithm on
+ * contiguous buffers, validated like any call, never streamed again. */
+typedef struct {
+  pccl_comm_t *comm;
+  const call_t *whole;
+  pccl_choice_t choice;
+} piece_ctx_t;
+
+static pccl_status_t run_piece(void *ctx, const void *send, void *recv, size_t count) {
+  piece_ctx_t *x = ctx;
+  const call_t *w = x->whole;
+  call_t c = {.coll = w->coll, .sendbuf = send, .recvbuf = recv, .count = count,
+              .dtype = w->dtype, .op = w->op, .root = w->root, .piece = 1};
+  pccl_status_t st = validate(x->comm, x->comm->rank, x->comm->size, &c);
+  const pccl_sched_t *s = NULL;
+  if (st == PCCL_OK && (st = get_schedule(x->comm, &c, x->choice, &s)) != PCCL_OK)
+    return pccl__error(x->comm, st, infos[c.coll].api, "building a piece's schedule failed");
+  return st == PCCL_OK ? execute(x->comm, &c, s) : st;
+}
+
+/* Decides whether the call streams and in pieces of how many elements
+ * (*seg, 0: it runs whole). Every rank must decide alike, and schedules'
+ * scratch differs by rank, so for calls large enough to matter the ranks
+ * agree on the largest need (one 8-byte all-reduce). Smaller calls cannot
+ * exceed the limit: no algorithm needs more than PCCL_TMP_FACTOR_MAX times
+ * the call's largest buffer in scratch (test_sched checks every one). */
+static pccl_status_t scratch_plan(pccl_comm_t *comm, const call_t *c, const pccl_sched_t *s,
+                                  size_t *seg) {
+  size_t limit = comm->scratch_limit, es = c->esize;
+  size_t largest = (c->send_elems > c->recv_elems ? c->send_elems : c->recv_elems) * es;
+  *seg = 0;
+  if (c->piece || largest <= limit / PCCL_TMP_FACTOR_MAX) return PCCL_OK;
+  int64_t need = -(int64_t)s->tmp_elems; /* the minimum of negatives: the maximum */
+  char algo[sizeof comm->last_algo];       /* the agreement is not the user's call */
+  snprintf(algo, sizeof algo, "%s", comm->last_algo);
+  pccl_status_t st = allreduce_min(comm, &need, 1);
+  snprintf(comm->last_algo, sizeof comm->last_algo, "%s", algo);
+  if (st != PCCL_OK) return st;
+  size_t tmp_max = (size_t)-need;
+  if (tmp_max * es <= limit) return PCCL_OK;
+  /* per element of a piece: the scratch the algorithm needs (it grows in
+   * proportion) plus staging; 10% and a few blocks spare for rounding */
+  double per = (double)tmp_max / (double)c->count +
+               (double)pccl__stream_stage_blocks(c->coll, comm->size);
+  double room = (double)(limit / es) * 0.9 - 8.0 * comm->size;
+  *seg = room / per >= 1.0 ? (size_t)(room / per) : 1;
+  if (*seg >= c->count) *seg = 0;
+  return PCCL_OK;
+}
+
+static pccl_status_t stream(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice, size_t seg) {
+  /* the scratch kept from earlier calls counts too: drop what exceeds a piece's */
+  size_t stage = pccl__stream_stage_blocks(c->coll, comm->size) * seg * c->esize;
+  if (comm->tmp_bytes + stage > comm->scratch_limit) pccl__comm_free_tmp(comm);
+  piece_ctx_t ctx = {comm, c, choice};
+  pccl_stream_t s = {c->coll,   comm->rank, comm->size, c->root, c->use_send ? c->sendbuf : NULL,
+                     c->use_recv ? c->recvbuf : NULL, c->count, c->esize, seg, run_piece, &ctx};
+  pccl_status_t st = pccl__stream(&s);
+  if (st == PCCL_ERR_NO_MEMORY && !comm->error[0])
+    pccl__error(comm, st, infos[c->coll].api, "cannot allocate %zu bytes of staging", stage);
+  return st;
+}
+
 /* Validates, selects and runs a call; with PCCL_CHECK the ranks first
  * agree on it (`checked`), which pccl's own agreement call skips. */
 static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
@@ -330,7 +397,9 @@ static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
   if (st != PCCL_OK)
     return pccl__error(comm, st, api, "building the %s schedule failed: %s", comm->last_algo,
                        pccl_status_string(st));
-  return execute(comm, c, s);
+  size_t seg = 0;
+  if (!c->lossy_call && (st = scratch_plan(comm, c, s, &seg)) != PCCL_OK) return st;
+  return seg ? stream(comm, c, choice, seg) : execute(comm, c, s);
 }
 
 static pccl_status_t allreduce_min(pccl_comm_t *comm, int64_t *v, size_t n) {

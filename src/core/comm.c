@@ -138,7 +138,8 @@ static pccl_status_t gather_topology(pccl_comm_t *c, const char *where) {
 }
 
 /* Reads PCCL_ALGO, PCCL_RANKS_PER_NODE (0 in *per_node when unset),
- * PCCL_SHM (1 when unset) and PCCL_HIER_INTRA (ring when unset). An empty variable counts as unset, as shells and
+ * PCCL_SHM (1 when unset), PCCL_HIER_INTRA (ring when unset), PCCL_TIMEOUT,
+ * PCCL_CHECK and PCCL_MAX_SCRATCH. An empty variable counts as unset, as shells and
  * CTest clear them that way. */
 static pccl_status_t read_environment(pccl_comm_t *c, long *per_node, long *use_shm) {
   char err[PCCL_ERROR_LEN];
@@ -178,6 +179,19 @@ static pccl_status_t read_environment(pccl_comm_t *c, long *per_node, long *use_
     if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
   }
   c->check = (int)check;
+  long long scratch = PCCL_MAX_SCRATCH_DEFAULT;
+  const char *scratch_env = getenv("PCCL_MAX_SCRATCH");
+  if (scratch_env && scratch_env[0]) {
+    pccl_status_t st = pccl__parse_bytes("PCCL_MAX_SCRATCH", scratch_env, PCCL_MAX_SCRATCH_MAX,
+                                         &scratch, err, sizeof(err));
+    if (st == PCCL_OK && scratch < PCCL_MAX_SCRATCH_MIN) {
+      snprintf(err, sizeof err, "PCCL_MAX_SCRATCH=\"%s\" is below the least, %d bytes", scratch_env,
+               PCCL_MAX_SCRATCH_MIN);
+      st = PCCL_ERR_CONFIG;
+    }
+    if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
+  }
+  c->scratch_limit = (size_t)scratch;
   const char *rpn = getenv("PCCL_RANKS_PER_NODE");
   if (rpn && rpn[0]) {
     pccl_status_t st = pccl__parse_int("PCCL_RANKS_PER_NODE", rpn, 1, 1L << 30, per_node, err,

@@ -27,6 +27,7 @@ struct pccl_comm {
   void *tmp; /* scratch for the schedules' TMP buffer, grown on demand */
   size_t tmp_bytes;
   int tmp_shared; /* tmp is from the shared allocator (else posix_memalign) */
+  size_t scratch_limit; /* PCCL_MAX_SCRATCH: scratch + staging one collective may hold */
   pccl_mpi_tp_t tp;
   pccl_shm_tp_t *shm;  /* NULL when no peer shares this node, or shm is off */
   pccl_route_t route;  /* what the executor uses: shm or MPI per peer */
@@ -46,6 +47,9 @@ struct pccl_comm {
 #define PCCL_CHECK_DEFAULT 0
 #endif
 #define PCCL_TIMEOUT_DEFAULT 300.0
+#define PCCL_MAX_SCRATCH_DEFAULT (256ll << 20)
+#define PCCL_MAX_SCRATCH_MIN (64 << 10)
+#define PCCL_MAX_SCRATCH_MAX (1ll << 40)
 #define PCCL_TIMEOUT_MAX 1e9
 
 /* Frees the scratch buffer, whichever allocator it came from. */

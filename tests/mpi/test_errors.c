@@ -253,6 +253,11 @@ static void env_errors(void) {
       {"PCCL_TIMEOUT", "5s", "5s"},
       {"PCCL_CHECK", "yes", "yes"},
       {"PCCL_CHECK", "2", "\"2\""},
+      {"PCCL_MAX_SCRATCH", "lots", "lots"},
+      {"PCCL_MAX_SCRATCH", "-1M", "-1M"},
+      {"PCCL_MAX_SCRATCH", "1K", "below the least"},
+      {"PCCL_MAX_SCRATCH", "64MB", "64MB"},
+      {"PCCL_MAX_SCRATCH", "99999999G", "99999999G"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv(bad[i].var, bad[i].value, 1);

@@ -143,6 +143,12 @@ static int make_topo(int p, layout_t l, pccl_topo_t *t) {
   return ok;
 }
 
+/* Whether a buffer of `coll` holds one block per rank. */
+static int blocks_of(pccl_coll_t coll) {
+  return coll == PCCL_COLL_ALLGATHER || coll == PCCL_COLL_REDUCE_SCATTER || coll == PCCL_COLL_SCATTER ||
+         coll == PCCL_COLL_GATHER || coll == PCCL_COLL_ALLTOALL;
+}
+
 static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_t c, int inplace,
                      size_t max_msg, const pccl_transport_t *tp) {
   pccl_sched_t *sched = calloc((size_t)p, sizeof(*sched));
@@ -166,6 +172,13 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
     }
     if (ok) ok = pccl_sb_finish(sb, &sched[r]) == PCCL_OK;
     if (!ok) printf("FAIL %s/%s p=%d rank=%d: schedule generation\n", pccl_coll_name(al->coll), al->name, p, r);
+    /* coll.c skips PCCL_MAX_SCRATCH's agreement below this bound */
+    size_t largest = blocks_of(al->coll) ? c * (size_t)p : c;
+    if (ok && sched[r].tmp_elems > PCCL_TMP_FACTOR_MAX * (largest ? largest : 1)) {
+      printf("FAIL %s/%s:%d p=%d rank=%d count=%zu: TMP of %zu elements exceeds PCCL_TMP_FACTOR_MAX x %zu\n",
+             pccl_coll_name(al->coll), al->name, g_k, p, r, c, sched[r].tmp_elems, largest);
+      ok = 0;
+    }
     if (ok) {
       tmp[r] = malloc((sched[r].tmp_elems ? sched[r].tmp_elems : 1) * sizeof(int32_t));
       memset(tmp[r], 0xAB, (sched[r].tmp_elems ? sched[r].tmp_elems : 1) * sizeof(int32_t));
