@@ -318,7 +318,8 @@ static pccl_status_t run_piece(void *ctx, const void *send, void *recv, size_t c
   piece_ctx_t *x = ctx;
   const call_t *w = x->whole;
   call_t c = {.coll = w->coll, .sendbuf = send, .recvbuf = recv, .count = count,
-              .dtype = w->dtype, .op = w->op, .root = w->root, .piece = 1};
+              .dtype = w->dtype, .op = w->op, .root = w->root, .lossy = w->lossy,
+              .lossy_call = w->lossy_call, .piece = 1};
   pccl_status_t st = validate(x->comm, x->comm->rank, x->comm->size, &c);
   const pccl_sched_t *s = NULL;
   if (st == PCCL_OK && (st = get_schedule(x->comm, &c, x->choice, &s)) != PCCL_OK)
@@ -398,7 +399,7 @@ static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
     return pccl__error(comm, st, api, "building the %s schedule failed: %s", comm->last_algo,
                        pccl_status_string(st));
   size_t seg = 0;
-  if (!c->lossy_call && (st = scratch_plan(comm, c, s, &seg)) != PCCL_OK) return st;
+  if ((st = scratch_plan(comm, c, s, &seg)) != PCCL_OK) return st;
   return seg ? stream(comm, c, choice, seg) : execute(comm, c, s);
 }
 
