@@ -20,10 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine.h"
 
 enum { FLAG_UNCACHED = 1, FLAG_STOP = 2, FLAG_INVALID = 4 };
+
+#define PCCL_CTL_POLLS 64      /* tests before the first nap */
+#define PCCL_CTL_NAP_NS 20000  /* then 20 us between tests */
 
 typedef struct {
   char name[PCCL_NAME_BYTES];
@@ -268,6 +272,19 @@ static pccl_status_t mpi_error(int rc, const char *what, char *why, size_t len) 
   return PCCL_ERR_MPI;
 }
 
+/* The control collectives run non-blocking and are waited for with a few
+ * tests back to back, then short sleeps. A blocking call would poll the
+ * whole time (Open MPI yields at most), taking the core from the ranks this
+ * one waits for and from the training's own threads. */
+static int ctl_wait(int rc, MPI_Request *req) {
+  int done = 0;
+  for (int polls = 0; rc == MPI_SUCCESS && !done; polls++) {
+    rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (!done && polls >= PCCL_CTL_POLLS) nanosleep(&(struct timespec){0, PCCL_CTL_NAP_NS}, NULL);
+  }
+  return rc;
+}
+
 /* Requests not yet announced and not in the cache. Announced requests are
  * indexed by name (by_name), for the answers; cached ones never need it. */
 static void write_announcements(pccl_engine_t *e, pccl_wbuf_t *w, int stop_here, double now) {
@@ -300,7 +317,8 @@ static pccl_status_t coordinator_round(pccl_engine_t *e, const pccl_wbuf_t *mine
   int *lens = malloc((size_t)p * 2 * sizeof(int));
   if (!lens) return snprintf(why, len, "out of memory"), PCCL_ERR_NO_MEMORY;
   int *displs = lens + p;
-  rc = MPI_Gather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, e->ctl);
+  MPI_Request req;
+  rc = ctl_wait(MPI_Igather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, e->ctl, &req), &req);
   if (rc != MPI_SUCCESS) return free(lens), mpi_error(rc, "MPI_Gather", why, len);
   size_t total = 0;
   for (int r = 0; r < p; r++) displs[r] = (int)total, total += (size_t)lens[r];
@@ -309,7 +327,8 @@ static pccl_status_t coordinator_round(pccl_engine_t *e, const pccl_wbuf_t *mine
     free(lens), free(all);
     return snprintf(why, len, "out of memory for %zu bytes of requests", total), PCCL_ERR_NO_MEMORY;
   }
-  rc = MPI_Gatherv(mine->data, mylen, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, e->ctl);
+  rc = ctl_wait(MPI_Igatherv(mine->data, mylen, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, e->ctl, &req),
+                &req);
   if (rc != MPI_SUCCESS) return free(lens), free(all), mpi_error(rc, "MPI_Gatherv", why, len);
   double now = MPI_Wtime();
   c->answer.len = 0;
@@ -378,22 +397,26 @@ static pccl_status_t negotiate(pccl_engine_t *e, int stop_here, int *stop, char 
   uint64_t bytes = mine.len + 4;
   if (e->rank == 0) st = coordinator_round(e, &mine, stop, why, len);
   else {
-    int rc = MPI_Gather(&(int){(int)mine.len}, 1, MPI_INT, NULL, 0, MPI_INT, 0, e->ctl);
+    int mylen = (int)mine.len;
+    MPI_Request req;
+    int rc = ctl_wait(MPI_Igather(&mylen, 1, MPI_INT, NULL, 0, MPI_INT, 0, e->ctl, &req), &req);
     if (rc == MPI_SUCCESS)
-      rc = MPI_Gatherv(mine.data, (int)mine.len, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, 0, e->ctl);
+      rc = ctl_wait(MPI_Igatherv(mine.data, mylen, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, 0, e->ctl, &req),
+                    &req);
     if (rc != MPI_SUCCESS) st = mpi_error(rc, "MPI_Gatherv", why, len);
   }
   free(mine.data);
   /* even a failed coordinator broadcasts, so that no rank waits forever */
   int alen = st == PCCL_OK && e->rank == 0 ? (int)e->coord->answer.len : -1;
   if (e->rank != 0 && st != PCCL_OK) return st;
-  int rc = MPI_Bcast(&alen, 1, MPI_INT, 0, e->ctl);
+  MPI_Request req;
+  int rc = ctl_wait(MPI_Ibcast(&alen, 1, MPI_INT, 0, e->ctl, &req), &req);
   if (rc != MPI_SUCCESS) return mpi_error(rc, "MPI_Bcast", why, len);
   if (alen < 0) return st != PCCL_OK ? st : (snprintf(why, len, "rank 0 failed to negotiate"), PCCL_ERR_INTERNAL);
   uint8_t *data = e->rank == 0 ? e->coord->answer.data : malloc(alen ? (size_t)alen : 1);
   int got = data != NULL;
   if (!got) data = (uint8_t *)&alen; /* still take part, then fail */
-  rc = MPI_Bcast(got ? data : NULL, got ? alen : 0, MPI_BYTE, 0, e->ctl);
+  rc = ctl_wait(MPI_Ibcast(got ? data : NULL, got ? alen : 0, MPI_BYTE, 0, e->ctl, &req), &req);
   bytes += 4 + (uint64_t)alen;
   pccl_engine_stats_t d = {.coordinator_cycles = 1, .coordination_bytes = bytes};
   pccl_engine_count(e, &d);
@@ -496,7 +519,9 @@ static pccl_status_t bitvector_round(pccl_engine_t *e, int stop_here, uint64_t *
   double now = MPI_Wtime();
   uint64_t flags = fill_bits(e, nw, now) | (stop_here ? FLAG_STOP : 0);
   e->bits[0] = ~flags;
-  int rc = MPI_Allreduce(MPI_IN_PLACE, e->bits, (int)words, MPI_UINT64_T, MPI_BAND, e->ctl);
+  MPI_Request req;
+  int rc = ctl_wait(MPI_Iallreduce(MPI_IN_PLACE, e->bits, (int)words, MPI_UINT64_T, MPI_BAND, e->ctl, &req),
+                    &req);
   if (rc != MPI_SUCCESS) return mpi_error(rc, "bitvector MPI_Allreduce", why, len);
   *any = ~e->bits[0];
   uint64_t hits = 0;
