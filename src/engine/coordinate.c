@@ -264,7 +264,15 @@ static int take_announcements(pccl_coord_t *c, int from, pccl_rbuf_t *in, int *s
 
 /* ---- every rank's side ---- */
 
-static pccl_status_t mpi_error(int rc, const char *what, char *why, size_t len) {
+#define CTL_TIMEOUT (-1) /* ctl_wait's own code, beside MPI's (which are >= 0) */
+
+static pccl_status_t mpi_error(const pccl_engine_t *e, int rc, const char *what, char *why,
+                               size_t len) {
+  if (rc == CTL_TIMEOUT) {
+    snprintf(why, len, "the engine's %s made no progress for %.1f s (PCCL_TIMEOUT): a rank died, "
+             "is stuck, or stopped running its engine; the engine has stopped", what, e->ctl_timeout);
+    return PCCL_ERR_TIMEOUT;
+  }
   char msg[MPI_MAX_ERROR_STRING];
   int n = 0;
   MPI_Error_string(rc, msg, &n);
@@ -275,12 +283,17 @@ static pccl_status_t mpi_error(int rc, const char *what, char *why, size_t len) 
 /* The control collectives run non-blocking and are waited for with a few
  * tests back to back, then short sleeps. A blocking call would poll the
  * whole time (Open MPI yields at most), taking the core from the ranks this
- * one waits for and from the training's own threads. */
-static int ctl_wait(int rc, MPI_Request *req) {
+ * one waits for and from the training's own threads. Every rank's engine
+ * cycles without pause, so a wait longer than PCCL_TIMEOUT means a rank is
+ * gone or stuck: CTL_TIMEOUT (the request is left behind; the engine stops). */
+static int ctl_wait(const pccl_engine_t *e, int rc, MPI_Request *req) {
   int done = 0;
+  double start = MPI_Wtime();
   for (int polls = 0; rc == MPI_SUCCESS && !done; polls++) {
     rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
-    if (!done && polls >= PCCL_CTL_POLLS) nanosleep(&(struct timespec){0, PCCL_CTL_NAP_NS}, NULL);
+    if (done || polls < PCCL_CTL_POLLS) continue;
+    if (e->ctl_timeout > 0 && MPI_Wtime() - start > e->ctl_timeout) return CTL_TIMEOUT;
+    nanosleep(&(struct timespec){0, PCCL_CTL_NAP_NS}, NULL);
   }
   return rc;
 }
@@ -318,8 +331,8 @@ static pccl_status_t coordinator_round(pccl_engine_t *e, const pccl_wbuf_t *mine
   if (!lens) return snprintf(why, len, "out of memory"), PCCL_ERR_NO_MEMORY;
   int *displs = lens + p;
   MPI_Request req;
-  rc = ctl_wait(MPI_Igather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, e->ctl, &req), &req);
-  if (rc != MPI_SUCCESS) return free(lens), mpi_error(rc, "MPI_Gather", why, len);
+  rc = ctl_wait(e, MPI_Igather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, e->ctl, &req), &req);
+  if (rc != MPI_SUCCESS) return free(lens), mpi_error(e, rc, "MPI_Gather", why, len);
   size_t total = 0;
   for (int r = 0; r < p; r++) displs[r] = (int)total, total += (size_t)lens[r];
   uint8_t *all = malloc(total ? total : 1);
@@ -327,9 +340,9 @@ static pccl_status_t coordinator_round(pccl_engine_t *e, const pccl_wbuf_t *mine
     free(lens), free(all);
     return snprintf(why, len, "out of memory for %zu bytes of requests", total), PCCL_ERR_NO_MEMORY;
   }
-  rc = ctl_wait(MPI_Igatherv(mine->data, mylen, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, e->ctl, &req),
+  rc = ctl_wait(e, MPI_Igatherv(mine->data, mylen, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, e->ctl, &req),
                 &req);
-  if (rc != MPI_SUCCESS) return free(lens), free(all), mpi_error(rc, "MPI_Gatherv", why, len);
+  if (rc != MPI_SUCCESS) return free(lens), free(all), mpi_error(e, rc, "MPI_Gatherv", why, len);
   double now = MPI_Wtime();
   c->answer.len = 0;
   c->nanswers = 0;
@@ -399,30 +412,30 @@ static pccl_status_t negotiate(pccl_engine_t *e, int stop_here, int *stop, char 
   else {
     int mylen = (int)mine.len;
     MPI_Request req;
-    int rc = ctl_wait(MPI_Igather(&mylen, 1, MPI_INT, NULL, 0, MPI_INT, 0, e->ctl, &req), &req);
+    int rc = ctl_wait(e, MPI_Igather(&mylen, 1, MPI_INT, NULL, 0, MPI_INT, 0, e->ctl, &req), &req);
     if (rc == MPI_SUCCESS)
-      rc = ctl_wait(MPI_Igatherv(mine.data, mylen, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, 0, e->ctl, &req),
+      rc = ctl_wait(e, MPI_Igatherv(mine.data, mylen, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, 0, e->ctl, &req),
                     &req);
-    if (rc != MPI_SUCCESS) st = mpi_error(rc, "MPI_Gatherv", why, len);
+    if (rc != MPI_SUCCESS) st = mpi_error(e, rc, "MPI_Gatherv", why, len);
   }
   free(mine.data);
   /* even a failed coordinator broadcasts, so that no rank waits forever */
   int alen = st == PCCL_OK && e->rank == 0 ? (int)e->coord->answer.len : -1;
   if (e->rank != 0 && st != PCCL_OK) return st;
   MPI_Request req;
-  int rc = ctl_wait(MPI_Ibcast(&alen, 1, MPI_INT, 0, e->ctl, &req), &req);
-  if (rc != MPI_SUCCESS) return mpi_error(rc, "MPI_Bcast", why, len);
+  int rc = ctl_wait(e, MPI_Ibcast(&alen, 1, MPI_INT, 0, e->ctl, &req), &req);
+  if (rc != MPI_SUCCESS) return mpi_error(e, rc, "MPI_Bcast", why, len);
   if (alen < 0) return st != PCCL_OK ? st : (snprintf(why, len, "rank 0 failed to negotiate"), PCCL_ERR_INTERNAL);
   uint8_t *data = e->rank == 0 ? e->coord->answer.data : malloc(alen ? (size_t)alen : 1);
   int got = data != NULL;
   if (!got) data = (uint8_t *)&alen; /* still take part, then fail */
-  rc = ctl_wait(MPI_Ibcast(got ? data : NULL, got ? alen : 0, MPI_BYTE, 0, e->ctl, &req), &req);
+  rc = ctl_wait(e, MPI_Ibcast(got ? data : NULL, got ? alen : 0, MPI_BYTE, 0, e->ctl, &req), &req);
   bytes += 4 + (uint64_t)alen;
   pccl_engine_stats_t d = {.coordinator_cycles = 1, .coordination_bytes = bytes};
   pccl_engine_count(e, &d);
   if (rc != MPI_SUCCESS || !got) {
     if (got && e->rank != 0) free(data);
-    return rc != MPI_SUCCESS ? mpi_error(rc, "MPI_Bcast", why, len)
+    return rc != MPI_SUCCESS ? mpi_error(e, rc, "MPI_Bcast", why, len)
                              : (snprintf(why, len, "out of memory"), PCCL_ERR_NO_MEMORY);
   }
   pccl_rbuf_t in = {data, (size_t)alen, 0, 0};
@@ -520,9 +533,9 @@ static pccl_status_t bitvector_round(pccl_engine_t *e, int stop_here, uint64_t *
   uint64_t flags = fill_bits(e, nw, now) | (stop_here ? FLAG_STOP : 0);
   e->bits[0] = ~flags;
   MPI_Request req;
-  int rc = ctl_wait(MPI_Iallreduce(MPI_IN_PLACE, e->bits, (int)words, MPI_UINT64_T, MPI_BAND, e->ctl, &req),
+  int rc = ctl_wait(e, MPI_Iallreduce(MPI_IN_PLACE, e->bits, (int)words, MPI_UINT64_T, MPI_BAND, e->ctl, &req),
                     &req);
-  if (rc != MPI_SUCCESS) return mpi_error(rc, "bitvector MPI_Allreduce", why, len);
+  if (rc != MPI_SUCCESS) return mpi_error(e, rc, "bitvector MPI_Allreduce", why, len);
   *any = ~e->bits[0];
   uint64_t hits = 0;
   for (int pos = 0; pos < cap; pos++) {

@@ -250,6 +250,9 @@ static void *engine_main(void *arg) {
   if (st == PCCL_OK) {
     st = PCCL_ERR_ABORTED;
     snprintf(why, sizeof why, "the engine shut down (pccl_engine_destroy) with the request pending");
+  } else {
+    /* peers may be gone: destroying the engine's communicator must not wait for them */
+    pccl_comm_abort(e->comm);
   }
   pthread_mutex_lock(&e->lock);
   e->stopped = 1; /* from here on, submits fail */
@@ -351,6 +354,7 @@ pccl_status_t pccl_engine_create(pccl_comm_t *comm, const pccl_engine_config_t *
     return pccl__error(NULL, PCCL_ERR_MPI, where, "MPI_Comm_dup failed");
   }
   st = pccl_comm_create_mpi(comm->mpi, &e->comm);
+  if (st == PCCL_OK) e->ctl_timeout = e->comm->timeout;
   if (st == PCCL_OK) st = allocate(e, &s);
   st = agree(e, st, &s);
   if (st == PCCL_OK && pthread_create(&e->thread, NULL, engine_main, e) != 0)

@@ -139,6 +139,7 @@ struct pccl_engine {
   MPI_Comm ctl;      /* control messages */
   int rank, size;
   double cycle_s, stall_s;
+  double ctl_timeout; /* PCCL_TIMEOUT of the engine's communicator; 0: none */
   size_t fusion_bytes;
   int cache_capacity;
 

@@ -6,7 +6,7 @@
  * requests pending, bad arguments and settings.
  *
  *   test_engine MODE    MODE: results | errors | mismatch | stall | shutdown |
- *                             settings | timeline FILE */
+ *                             settings | dead | timeline FILE */
 #define _DEFAULT_SOURCE /* setenv, usleep */
 #include <math.h>
 #include <mpi.h>
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "pccl.h"
@@ -455,6 +456,7 @@ static void mode_stall(pccl_comm_t *comm) {
       snprintf(want, sizeof want, "missing on rank %d", late);
       while (MPI_Wtime() - t0 < 2.8 && stats_of(e).stall_warnings == warned) usleep(20000);
       pccl_engine_last_warning(e, warning, sizeof warning);
+      printf("round %d (%s): warned after %.2f s\n", round, round ? "cached" : "new", MPI_Wtime() - t0);
       CHECK(strstr(warning, "'slow.grad'") && strstr(warning, want),
             "round %d: no stall warning naming the tensor and rank %d within 2.8 s: \"%s\"", round,
             late, warning);
@@ -506,6 +508,41 @@ static void mode_shutdown(pccl_comm_t *comm) {
     expect(st, PCCL_ERR_ABORTED, "submit after another rank stopped");
     expect(pccl_engine_destroy(e), PCCL_OK, "destroy");
   }
+}
+
+/* The last rank dies (SIGKILL) with the others' requests pending: under
+ * PCCL_TIMEOUT=3 their engines stop within seconds and every pending handle
+ * ends with PCCL_ERR_TIMEOUT naming the cause. Run by run_dead_peer.sh
+ * (Open MPI's --enable-recovery keeps the survivors alive), which checks
+ * for "rank R: survived"; MPI_Finalize would wait for the dead rank, so the
+ * job ends with MPI_Abort. */
+static void mode_dead(pccl_comm_t *comm) {
+  pccl_engine_t *e = create(comm, 1024, -1);
+  if (!e) return;
+  float a[16], b[16];
+  for (int i = 0; i < 16; i++) a[i] = 1;
+  pccl_engine_request_t q = PCCL_ENGINE_REQUEST_INIT;
+  q.name = "before", q.sendbuf = a, q.recvbuf = b, q.count = 16;
+  pccl_handle_t *h;
+  expect(pccl_engine_submit(e, &q, &h), PCCL_OK, "submit");
+  expect(pccl_handle_wait(h), PCCL_OK, "before the death");
+  pccl_handle_free(h);
+  if (g_rank == g_size - 1) kill(getpid(), SIGKILL);
+  q.name = "after";
+  double t0 = MPI_Wtime();
+  expect(pccl_engine_submit(e, &q, &h), PCCL_OK, "submit");
+  pccl_status_t st = pccl_handle_wait(h);
+  double s = MPI_Wtime() - t0;
+  CHECK(st == PCCL_ERR_TIMEOUT && strstr(pccl_handle_error(h), "'after'") &&
+            strstr(pccl_handle_error(h), "no progress") && s >= 2.5 && s < 15,
+        "after the death: %s in %.1f s: %s", pccl_status_string(st), s, pccl_handle_error(h));
+  if (!g_fail)
+    printf("rank %d: survived: %s after %.1f s: %s\n", g_rank, pccl_status_string(st), s,
+           pccl_handle_error(h));
+  fflush(stdout);
+  pccl_handle_free(h);
+  pccl_engine_destroy(e);
+  MPI_Abort(MPI_COMM_WORLD, g_fail);
 }
 
 /* Ranks with different cache capacities cannot share a bitvector. */
@@ -575,9 +612,10 @@ int main(int argc, char **argv) {
   else if (strcmp(mode, "stall") == 0) mode_stall(comm);
   else if (strcmp(mode, "shutdown") == 0) mode_shutdown(comm);
   else if (strcmp(mode, "settings") == 0) mode_settings(comm);
+  else if (strcmp(mode, "dead") == 0) mode_dead(comm);
   else if (strcmp(mode, "timeline") == 0 && argc > 2) mode_timeline(comm, argv[2]);
   else {
-    fprintf(stderr, "usage: test_engine results|errors|mismatch|stall|shutdown|settings|timeline FILE\n");
+    fprintf(stderr, "usage: test_engine results|errors|mismatch|stall|shutdown|settings|dead|timeline FILE\n");
     g_fail = 1;
   }
   int any = 0;
