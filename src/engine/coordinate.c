@@ -390,7 +390,6 @@ static pccl_status_t take_answers(pccl_engine_t *e, pccl_rbuf_t *in, int *stop, 
      * naming the same tensors: failing here stops the engine */
     if (e->cache_capacity && pccl_rcache_insert(&e->cache, name, &sig) < 0)
       return snprintf(why, len, "out of memory for the response cache"), PCCL_ERR_NO_MEMORY;
-    r->t_ready = now;
     if (!pccl_engine_push_ready(e, r)) {
       pccl_engine_complete(e, r, PCCL_ERR_NO_MEMORY, "out of memory");
       continue;
@@ -553,7 +552,6 @@ static pccl_status_t bitvector_round(pccl_engine_t *e, int stop_here, uint64_t *
     if (e->timeline.f) pccl_timeline_span(&e->timeline, r->tid, "negotiate", r->t_seen, now);
     pccl_engine_unpend(e, r);
     pccl_rcache_touch(&e->cache, pos);
-    r->t_ready = now;
     hits++;
     if (!pccl_engine_push_ready(e, r))
       pccl_engine_complete(e, r, PCCL_ERR_NO_MEMORY, "out of memory");

@@ -82,7 +82,7 @@ typedef struct {
   const void *send;
   void *recv;
   pccl_handle_t *handle;
-  double t_submit, t_seen, t_ready; /* seconds (MPI_Wtime) */
+  double t_submit, t_seen;           /* seconds (MPI_Wtime) */
   double t_hit;                     /* first cycle it was a cache hit; 0: not yet */
   int announced;                    /* sent to rank 0, awaiting its answer (by_name has it) */
   uint32_t tid;                     /* the timeline's row */
