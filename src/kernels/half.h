@@ -1,34 +1,37 @@
 /* half.h - conversions between float32 and the 16-bit float formats
  * (IEEE binary16 and bfloat16), rounding to nearest even. Written without
- * branches on data where possible so the reduction loops vectorize. */
+ * branches on data where possible so the reduction loops vectorize; shared
+ * with the CUDA kernels (PCCL_HD), which so round exactly as the CPU does. */
 #ifndef PCCL_HALF_H
 #define PCCL_HALF_H
 
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t pccl_f32_bits(float f) {
+#include "hd.h"
+
+PCCL_HD uint32_t pccl_f32_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof(u));
   return u;
 }
 
-static inline float pccl_bits_f32(uint32_t u) {
+PCCL_HD float pccl_bits_f32(uint32_t u) {
   float f;
   memcpy(&f, &u, sizeof(f));
   return f;
 }
 
-static inline float pccl_bf16_to_f32(uint16_t h) { return pccl_bits_f32((uint32_t)h << 16); }
+PCCL_HD float pccl_bf16_to_f32(uint16_t h) { return pccl_bits_f32((uint32_t)h << 16); }
 
-static inline uint16_t pccl_f32_to_bf16(float f) {
+PCCL_HD uint16_t pccl_f32_to_bf16(float f) {
   uint32_t u = pccl_f32_bits(f);
   uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
   uint32_t nan = (u >> 16) | 0x40u; /* keep sign and payload, force quiet */
   return (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
 }
 
-static inline float pccl_f16_to_f32(uint16_t h) {
+PCCL_HD float pccl_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t em = h & 0x7FFFu;
   uint32_t normal = (em << 13) + ((127u - 15u) << 23);
@@ -39,7 +42,7 @@ static inline float pccl_f16_to_f32(uint16_t h) {
   return pccl_bits_f32(sign | mag);
 }
 
-static inline uint16_t pccl_f32_to_f16(float f) {
+PCCL_HD uint16_t pccl_f32_to_f16(float f) {
   uint32_t u = pccl_f32_bits(f);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t x = u & 0x7FFFFFFFu;

@@ -1,0 +1,84 @@
+/* runtime.cu - the CUDA runtime as pccl uses it: finding devices once,
+ * telling device pointers from host ones, copies, waits, allocations, and
+ * the per-thread detail of the last failure. */
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "gpu_internal.cuh"
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_devices;
+static char g_why[256];
+static thread_local char t_error[512];
+
+pccl_status_t pccl__gpu_fail(cudaError_t e, const char *what) {
+  snprintf(t_error, sizeof t_error, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+  cudaGetLastError(); /* clear it, so the next call starts clean */
+  return e == cudaErrorMemoryAllocation ? PCCL_ERR_NO_MEMORY : PCCL_ERR_INTERNAL;
+}
+
+const char *pccl__gpu_last_error(void) { return t_error; }
+
+/* PCCL_CUDA: unset, empty, auto, 1 or on look for devices; 0 or off do not. */
+static void find_devices(void) {
+  const char *v = getenv("PCCL_CUDA");
+  if (v && (!strcmp(v, "0") || !strcmp(v, "off"))) {
+    snprintf(g_why, sizeof g_why, "PCCL_CUDA=%s", v);
+    return;
+  }
+  if (v && *v && strcmp(v, "1") && strcmp(v, "on") && strcmp(v, "auto")) {
+    g_devices = -1;
+    snprintf(g_why, sizeof g_why, "PCCL_CUDA is '%.64s', not one of 0, 1, off, on, auto", v);
+    return;
+  }
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  cudaGetLastError();
+  if (e != cudaSuccess) n = 0, snprintf(g_why, sizeof g_why, "no CUDA device: %s", cudaGetErrorString(e));
+  else if (n == 0) snprintf(g_why, sizeof g_why, "no CUDA device");
+  g_devices = n;
+}
+
+int pccl__gpu_devices(void) {
+  pthread_once(&g_once, find_devices);
+  return g_devices;
+}
+
+const char *pccl__gpu_why_none(void) {
+  pthread_once(&g_once, find_devices);
+  return g_why;
+}
+
+int pccl__gpu_is_device(const void *p) {
+  if (pccl__gpu_devices() <= 0 || p == NULL) return 0;
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError(); /* older runtimes fail on plain host pointers */
+    return 0;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+pccl_status_t pccl__gpu_copy(void *dst, const void *src, size_t bytes, void *stream) {
+  if (bytes == 0) return PCCL_OK;
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)stream);
+  return e == cudaSuccess ? PCCL_OK : pccl__gpu_fail(e, "cudaMemcpyAsync");
+}
+
+pccl_status_t pccl__gpu_sync(void *stream) {
+  cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);
+  return e == cudaSuccess ? PCCL_OK : pccl__gpu_fail(e, "cudaStreamSynchronize");
+}
+
+pccl_status_t pccl__gpu_alloc(void **p, size_t bytes) {
+  cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
+  return e == cudaSuccess ? PCCL_OK : pccl__gpu_fail(e, "cudaMalloc");
+}
+
+void pccl__gpu_free(void *p) {
+  if (p) cudaFree(p);
+}

@@ -1,0 +1,50 @@
+/* elem.h - one element of a reduction, for every (datatype, op): the CPU
+ * loops (reduce.c) and the CUDA kernels (src/cuda/reduce.cu) expand the same
+ * macros, so both compute the same bits.
+ *
+ * Integer sums and products run in the unsigned type of the same width (W)
+ * so they wrap in two's complement instead of overflowing; min and max
+ * compare in the type itself. 16-bit floats are widened to float32, operated
+ * on, and rounded back to nearest even (half.h). A NaN operand of min/max
+ * is kept only when it is the first one, on both sides. */
+#ifndef PCCL_ELEM_H
+#define PCCL_ELEM_H
+
+#include "half.h"
+
+#define PCCL_OP_SUM(x, y) ((x) + (y))
+#define PCCL_OP_PROD(x, y) ((x) * (y))
+#define PCCL_OP_MIN(x, y) ((y) < (x) ? (y) : (x))
+#define PCCL_OP_MAX(x, y) ((y) > (x) ? (y) : (x))
+
+/* Storage type C, arithmetic in W. */
+#define PCCL_ELEM_NATIVE(C, W, OP, x, y) ((C)(W)OP((W)(x), (W)(y)))
+/* 16-bit floats stored as uint16_t. */
+#define PCCL_ELEM_HALF(TO_F32, FROM_F32, OP, x, y) (FROM_F32(OP(TO_F32(x), TO_F32(y))))
+
+/* The AVG op's division in the type's own arithmetic (C's truncation for
+ * integers); the divisor stays an int so 128 ranks do not wrap an int8. */
+#define PCCL_DIV_NATIVE(C, x, divisor) ((C)((x) / (divisor)))
+#define PCCL_DIV_HALF(TO_F32, FROM_F32, x, divisor) (FROM_F32(TO_F32(x) / (float)(divisor)))
+
+/* X(tag, C, W, kind): every datatype in pccl_dtype_t order; kind is NATIVE
+ * or HALF, W the arithmetic type (NATIVE) or unused. 16-bit float rows name
+ * their converters through PCCL_TO_F32_<tag> / PCCL_FROM_F32_<tag>. */
+#define PCCL_DTYPE_MAP(X)                \
+  X(i8, int8_t, uint8_t, NATIVE)         \
+  X(u8, uint8_t, uint8_t, NATIVE)        \
+  X(i32, int32_t, uint32_t, NATIVE)      \
+  X(u32, uint32_t, uint32_t, NATIVE)     \
+  X(i64, int64_t, uint64_t, NATIVE)      \
+  X(u64, uint64_t, uint64_t, NATIVE)     \
+  X(f16, uint16_t, float, HALF)          \
+  X(bf16, uint16_t, float, HALF)         \
+  X(f32, float, float, NATIVE)           \
+  X(f64, double, double, NATIVE)
+
+#define PCCL_TO_F32_f16 pccl_f16_to_f32
+#define PCCL_FROM_F32_f16 pccl_f32_to_f16
+#define PCCL_TO_F32_bf16 pccl_bf16_to_f32
+#define PCCL_FROM_F32_bf16 pccl_f32_to_bf16
+
+#endif /* PCCL_ELEM_H */
