@@ -12,6 +12,7 @@
 #include "agree.h"
 #include "coll.h"
 #include "comm.h"
+#include "device.h"
 #include "exec.h"
 #include "kernels.h"
 #include "select.h"
@@ -58,6 +59,7 @@ typedef struct {
   size_t esize, send_elems, recv_elems;
   int use_send, use_recv, inplace;
   long long send_in_recv;
+  int device; /* the buffers are device memory */
 } call_t;
 
 static pccl_status_t check_buffer(pccl_comm_t *comm, const call_t *c, const void *buf,
@@ -94,6 +96,21 @@ static pccl_status_t check_overlap(pccl_comm_t *comm, int rank, call_t *c) {
   return PCCL_OK;
 }
 
+/* Which memory the buffers are in: both on the host or both on one device
+ * (a rank's memory is its own affair: ranks may differ). */
+static pccl_status_t check_memory(pccl_comm_t *comm, call_t *c) {
+  const char *api = infos[c->coll].api;
+  int ks = c->use_send ? pccl__device_classify(c->sendbuf) : -2;
+  int kr = c->use_recv ? pccl__device_classify(c->recvbuf) : -2;
+  if (ks == -1 || kr == -1) return pccl__error(comm, PCCL_ERR_CONFIG, api, "%s", pccl__device_why());
+  if (ks >= 0 && kr >= 0 && ks != kr)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
+                       "sendbuf is %s memory and recvbuf %s memory: both must be on the host or "
+                       "both on the device", ks ? "device" : "host", kr ? "device" : "host");
+  c->device = ks == 1 || kr == 1;
+  return PCCL_OK;
+}
+
 /* Errors go to comm (NULL: the calling thread); rank and size are the
  * caller's place in the communicator the call is for. */
 static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) {
@@ -125,6 +142,7 @@ static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) 
   if (c->use_send) st = check_buffer(comm, c, c->sendbuf, "sendbuf");
   if (st == PCCL_OK && c->use_recv) st = check_buffer(comm, c, c->recvbuf, "recvbuf");
   if (st == PCCL_OK) st = check_overlap(comm, rank, c);
+  if (st == PCCL_OK) st = check_memory(comm, c);
   return st;
 }
 
@@ -150,6 +168,9 @@ static pccl_status_t validate_lossy(pccl_comm_t *comm, const call_t *c) {
   if (!(l->abs_bound > 0 && isfinite(l->abs_bound)))
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "abs_bound %g is not positive and finite",
                        l->abs_bound);
+  if (c->device)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
+                       "compressed collectives on device buffers are not built yet; use the plain call");
   c->lossy->stages = 0; /* what a call that moves nothing reports */
   c->lossy->stage_bound = c->lossy->guaranteed = 0.0;
   return PCCL_OK;
@@ -213,18 +234,42 @@ static pccl_status_t ensure_tmp(pccl_comm_t *comm, size_t bytes) {
   return PCCL_OK;
 }
 
-static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sched_t *s) {
+/* Where a call's schedule runs: scratch, transport and (for device
+ * buffers) the executor's device settings. */
+typedef struct {
+  void *tmp;
+  const pccl_transport_t *tp;
+  void *tp_ctx;
+  pccl_exec_device_t dev;
+} placement_t;
+
+static pccl_status_t place(pccl_comm_t *comm, const call_t *c, const pccl_sched_t *s, placement_t *p) {
   const char *api = infos[c->coll].api;
-  pccl_status_t st = ensure_tmp(comm, s->tmp_elems * c->esize);
+  pccl_status_t st = pccl_route_reserve(&comm->route, s->nsteps);
+  if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory for %u requests", s->nsteps);
+  if (c->device) {
+    st = pccl__device_prepare(comm, s, c->esize, c->dtype, c->op, &p->tmp, &p->dev, &p->tp, &p->tp_ctx);
+    return st == PCCL_OK ? st : pccl__error(comm, st, api, "device buffers: %s", pccl__device_error());
+  }
+  st = ensure_tmp(comm, s->tmp_elems * c->esize);
   if (st != PCCL_OK)
     return pccl__error(comm, st, api, "cannot allocate %zu bytes of scratch", s->tmp_elems * c->esize);
-  st = pccl_route_reserve(&comm->route, s->nsteps);
-  if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory for %u requests", s->nsteps);
+  *p = (placement_t){comm->tmp, &pccl_route_transport, &comm->route, {0}};
+  return PCCL_OK;
+}
+
+static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sched_t *s) {
+  const char *api = infos[c->coll].api;
+  placement_t where;
+  pccl_status_t st = place(comm, c, s, &where);
+  if (st != PCCL_OK) return st;
   pccl_exec_t x;
-  st = pccl_exec_init(&x, s, (void *)c->sendbuf, c->recvbuf, comm->tmp, c->esize,
-                      pccl_kernel_reduce(c->dtype, c->op), pccl_kernel_divide(c->dtype),
-                      &pccl_route_transport, &comm->route, &comm->exec_ws);
+  st = pccl_exec_init(&x, s, (void *)c->sendbuf, c->recvbuf, where.tmp, c->esize,
+                      pccl_kernel_reduce(c->dtype, c->op), pccl_kernel_divide(c->dtype), where.tp,
+                      where.tp_ctx, &comm->exec_ws);
   if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory");
+  if (c->device && (st = pccl_exec_set_device(&x, &where.dev)) != PCCL_OK)
+    return pccl__error(comm, st, api, "algorithm %s cannot run on device buffers", comm->last_algo);
   pccl_exec_lossy_t lossy;
   if (c->lossy_call) {
     lossy = lossy_plan(c, s);
@@ -358,6 +403,11 @@ static pccl_status_t scratch_plan(pccl_comm_t *comm, const call_t *c, const pccl
 }
 
 static pccl_status_t stream(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice, size_t seg) {
+  if (c->device && pccl__stream_stage_blocks(c->coll, comm->size) > 0)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, infos[c->coll].api,
+                       "its scratch exceeds PCCL_MAX_SCRATCH, and streaming %s through host staging "
+                       "is not built for device buffers yet: raise PCCL_MAX_SCRATCH",
+                       pccl_coll_name(c->coll));
   /* the scratch kept from earlier calls counts too: drop what exceeds a piece's */
   size_t stage = pccl__stream_stage_blocks(c->coll, comm->size) * seg * c->esize;
   if (comm->tmp_bytes + stage > comm->scratch_limit) pccl__comm_free_tmp(comm);

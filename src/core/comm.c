@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "device.h"
 #include "config.h"
 #include "pccl_mpi.h"
 #include "shared_mem.h"
@@ -367,6 +368,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   pccl_shm_tp_destroy(comm->shm, comm->broken == PCCL_OK && !comm->abort_flag);
   pccl_exec_ws_free(&comm->exec_ws);
   pccl__comm_free_tmp(comm);
+  pccl__device_free(comm);
   pccl_topo_free(&comm->topo);
   pccl_tune_free(&comm->tune);
   int finalized = 0;

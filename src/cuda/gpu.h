@@ -48,9 +48,18 @@ pccl_status_t pccl__gpu_permute(void *base, size_t block_bytes, const uint32_t *
 /* Waits until everything enqueued on stream has run. */
 pccl_status_t pccl__gpu_sync(void *stream);
 
+/* Waits until everything on the current device has run. */
+pccl_status_t pccl__gpu_device_sync(void);
+
 /* Device memory for pccl's own buffers (not on a collective's path). */
 pccl_status_t pccl__gpu_alloc(void **p, size_t bytes);
 void pccl__gpu_free(void *p);
+/* Page-locked host memory, for staging messages of device buffers. */
+pccl_status_t pccl__gpu_host_alloc(void **p, size_t bytes);
+void pccl__gpu_host_free(void *p);
+/* A stream of pccl's own, not synchronized with the legacy default one. */
+pccl_status_t pccl__gpu_stream_create(void **stream);
+void pccl__gpu_stream_destroy(void *stream);
 
 #ifdef __cplusplus
 }

@@ -82,3 +82,29 @@ pccl_status_t pccl__gpu_alloc(void **p, size_t bytes) {
 void pccl__gpu_free(void *p) {
   if (p) cudaFree(p);
 }
+
+pccl_status_t pccl__gpu_device_sync(void) {
+  cudaError_t e = cudaDeviceSynchronize();
+  return e == cudaSuccess ? PCCL_OK : pccl__gpu_fail(e, "cudaDeviceSynchronize");
+}
+
+pccl_status_t pccl__gpu_host_alloc(void **p, size_t bytes) {
+  cudaError_t e = cudaHostAlloc(p, bytes ? bytes : 1, cudaHostAllocDefault);
+  return e == cudaSuccess ? PCCL_OK : pccl__gpu_fail(e, "cudaHostAlloc");
+}
+
+void pccl__gpu_host_free(void *p) {
+  if (p) cudaFreeHost(p);
+}
+
+pccl_status_t pccl__gpu_stream_create(void **stream) {
+  cudaStream_t s;
+  cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  if (e != cudaSuccess) return pccl__gpu_fail(e, "cudaStreamCreateWithFlags");
+  *stream = s;
+  return PCCL_OK;
+}
+
+void pccl__gpu_stream_destroy(void *stream) {
+  if (stream) cudaStreamDestroy((cudaStream_t)stream);
+}

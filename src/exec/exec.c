@@ -20,6 +20,52 @@ void pccl_exec_ws_free(pccl_exec_ws_t *ws) {
 
 void pccl_exec_set_lossy(pccl_exec_t *x, const pccl_exec_lossy_t *lossy) { x->lossy = lossy; }
 
+/* ---- the CPU's local kernels ---- */
+
+static pccl_status_t host_reduce(const pccl_exec_t *x, void *dst, const void *a, const void *b,
+                                 size_t n) {
+  x->reduce(dst, a, b, n);
+  return PCCL_OK;
+}
+
+static pccl_status_t host_copy(const pccl_exec_t *x, void *dst, const void *src, size_t bytes) {
+  (void)x;
+  memmove(dst, src, bytes);
+  return PCCL_OK;
+}
+
+static pccl_status_t host_divide(const pccl_exec_t *x, void *dst, size_t n, int divisor) {
+  x->divide(dst, n, divisor);
+  return PCCL_OK;
+}
+
+static char *addr(const pccl_exec_t *x, pccl_region_t r) {
+  return x->buf[r.buf] + r.off * x->elem_size;
+}
+
+static pccl_status_t host_permute(const pccl_exec_t *x, const pccl_step_t *st) {
+  pccl_permute_cycles(addr(x, st->dst), st->src.len * x->elem_size, x->sched->perm + st->tag + 1,
+                      x->sched->perm[st->tag], addr(x, st->src));
+  return PCCL_OK;
+}
+
+static const pccl_exec_local_t host_local = {host_reduce, host_copy, host_divide, host_permute};
+
+#ifdef PCCL_HAVE_CUDA
+extern const pccl_exec_local_t pccl__exec_cuda_local;
+#endif
+
+pccl_status_t pccl_exec_set_device(pccl_exec_t *x, const pccl_exec_device_t *device) {
+#ifdef PCCL_HAVE_CUDA
+  x->device = device;
+  x->local = &pccl__exec_cuda_local;
+  return x->sched->nslots ? PCCL_ERR_UNSUPPORTED : PCCL_OK;
+#else
+  (void)x, (void)device;
+  return PCCL_ERR_UNSUPPORTED;
+#endif
+}
+
 pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *sendbuf,
                              void *recvbuf, void *tmpbuf, size_t elem_size, pccl_reduce_fn reduce,
                              pccl_divide_fn divide, const pccl_transport_t *tp, void *tp_ctx,
@@ -34,6 +80,7 @@ pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *se
   x->divide = divide;
   x->tp = tp;
   x->tp_ctx = tp_ctx;
+  x->local = &host_local;
   size_t need = 5 * (size_t)(sched->nsteps ? sched->nsteps : 1);
   if (need > ws->cap) {
     uint32_t *mem = realloc(ws->mem, need * sizeof(uint32_t));
@@ -61,10 +108,6 @@ pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *se
   return PCCL_OK;
 }
 
-static char *addr(const pccl_exec_t *x, pccl_region_t r) {
-  return x->buf[r.buf] + r.off * x->elem_size;
-}
-
 static void finish(pccl_exec_t *x, uint32_t step) {
   const pccl_sched_t *s = x->sched;
   x->nfinished++;
@@ -83,7 +126,7 @@ static pccl_status_t start_recv_reduce(pccl_exec_t *x, uint32_t id, const pccl_s
   size_t bytes = st->dst.len * x->elem_size;
   x->ninflight++;
   x->staged[id] = 0;
-  if (x->tp->irecv_reduce) {
+  if (x->tp->irecv_reduce && !x->device) {
     pccl_status_t rc = x->tp->irecv_reduce(x->tp_ctx, st->arg, st->tag, addr(x, st->dst),
                                            addr(x, st->src2), bytes, reducer_of(x, st), id);
     if (rc != PCCL_ERR_UNSUPPORTED) return rc;
@@ -93,16 +136,22 @@ static pccl_status_t start_recv_reduce(pccl_exec_t *x, uint32_t id, const pccl_s
 }
 
 /* A message step the transport reports finished. */
-static void complete(pccl_exec_t *x, uint32_t id) {
+static pccl_status_t complete(pccl_exec_t *x, uint32_t id) {
   const pccl_step_t *st = &x->sched->steps[id];
   x->ninflight--;
   x->flying[id] = 0;
   if (st->kind == PCCL_STEP_RECV_REDUCE && x->staged[id]) {
-    pccl_reducer_t r = reducer_of(x, st);
-    pccl_reducer_apply(&r, addr(x, st->dst), addr(x, st->src), addr(x, st->src2),
-                       st->dst.len * x->elem_size);
+    int second = (st->flags & PCCL_STEP_MSG_SECOND) != 0;
+    const char *msg = addr(x, st->src), *local = addr(x, st->src2);
+    pccl_status_t rc = x->local->reduce(x, addr(x, st->dst), second ? local : msg,
+                                        second ? msg : local, st->dst.len);
+    if (rc != PCCL_OK) {
+      x->failed_step = id;
+      return rc;
+    }
   }
   finish(x, id);
+  return PCCL_OK;
 }
 
 static pccl_status_t start_compress(pccl_exec_t *x, const pccl_step_t *st) {
@@ -146,17 +195,16 @@ static pccl_status_t start(pccl_exec_t *x, uint32_t id) {
     case PCCL_STEP_RECV_REDUCE:
       return start_recv_reduce(x, id, st);
     case PCCL_STEP_REDUCE:
-      x->reduce(addr(x, st->dst), addr(x, st->src), addr(x, st->src2), st->dst.len);
+      rc = x->local->reduce(x, addr(x, st->dst), addr(x, st->src), addr(x, st->src2), st->dst.len);
       break;
     case PCCL_STEP_COPY:
-      memmove(addr(x, st->dst), addr(x, st->src), st->dst.len * x->elem_size);
+      rc = x->local->copy(x, addr(x, st->dst), addr(x, st->src), st->dst.len * x->elem_size);
       break;
     case PCCL_STEP_DIVIDE:
-      x->divide(addr(x, st->dst), st->dst.len, st->arg);
+      rc = x->local->divide(x, addr(x, st->dst), st->dst.len, st->arg);
       break;
     case PCCL_STEP_PERMUTE:
-      pccl_permute_cycles(addr(x, st->dst), st->src.len * x->elem_size,
-                          x->sched->perm + st->tag + 1, x->sched->perm[st->tag], addr(x, st->src));
+      rc = x->local->permute(x, st);
       break;
     case PCCL_STEP_COMPRESS:
       rc = start_compress(x, st);
@@ -194,8 +242,9 @@ static pccl_status_t take_completions(pccl_exec_t *x, int *progressed) {
   int ndone = 0;
   pccl_status_t rc = x->tp->poll(x->tp_ctx, x->done, (int)x->ninflight, &ndone);
   if (rc != PCCL_OK) return rc;
-  for (int i = 0; i < ndone; i++) complete(x, x->done[i]);
   if (ndone > 0) *progressed = 1;
+  for (int i = 0; i < ndone; i++)
+    if ((rc = complete(x, x->done[i])) != PCCL_OK) return rc;
   return PCCL_OK;
 }
 

@@ -67,7 +67,28 @@ typedef struct {
 
 void pccl_exec_ws_free(pccl_exec_ws_t *ws);
 
+typedef struct pccl_exec pccl_exec_t;
+
+/* The local steps' kernels. The CPU's by default; a device's where the
+ * buffers are device memory (pccl_exec_set_device). Each has finished its
+ * work when it returns. */
 typedef struct {
+  pccl_status_t (*reduce)(const pccl_exec_t *x, void *dst, const void *a, const void *b, size_t n);
+  pccl_status_t (*copy)(const pccl_exec_t *x, void *dst, const void *src, size_t bytes);
+  pccl_status_t (*divide)(const pccl_exec_t *x, void *dst, size_t n, int divisor);
+  /* the PERMUTE step st: its cycles at sched->perm[st->tag] */
+  pccl_status_t (*permute)(const pccl_exec_t *x, const pccl_step_t *st);
+} pccl_exec_local_t;
+
+/* What device buffers' local steps need (src/cuda/gpu.h's kernels). */
+typedef struct {
+  pccl_dtype_t dtype;
+  pccl_op_t op;
+  void *stream;         /* cudaStream_t */
+  const uint32_t *perm; /* the schedule's perm[] in device memory (NULL if none) */
+} pccl_exec_device_t;
+
+struct pccl_exec {
   const pccl_sched_t *sched;
   char *buf[PCCL_BUF_COUNT]; /* base addresses of SEND, RECV, TMP */
   size_t elem_size;
@@ -85,7 +106,9 @@ typedef struct {
   const pccl_exec_lossy_t *lossy; /* NULL for schedules without compression */
   uint32_t nready, nfinished, ninflight;
   uint32_t failed_step; /* the step a failure came from, for error messages */
-} pccl_exec_t;
+  const pccl_exec_local_t *local;
+  const pccl_exec_device_t *device; /* NULL for host buffers */
+};
 
 /* Prepares `x` to run `sched`, its bookkeeping in `ws` (grown if needed).
  * `lossy` is needed (non-NULL) when the schedule compresses. */
@@ -94,6 +117,9 @@ pccl_status_t pccl_exec_init(pccl_exec_t *x, const pccl_sched_t *sched, void *se
                              pccl_divide_fn divide, const pccl_transport_t *tp, void *tp_ctx,
                              pccl_exec_ws_t *ws);
 void pccl_exec_set_lossy(pccl_exec_t *x, const pccl_exec_lossy_t *lossy);
+/* Runs the local steps on the device (builds with CUDA; else
+ * PCCL_ERR_UNSUPPORTED). Compressed schedules are not supported there yet. */
+pccl_status_t pccl_exec_set_device(pccl_exec_t *x, const pccl_exec_device_t *device);
 
 /* Starts what is ready and takes what the transport finished, once.
  * *progressed says whether anything happened. */

@@ -14,6 +14,7 @@
 #include "exec.h"
 #include "kernels.h"
 #include "mem_transport.h"
+#include "stage_transport.h"
 
 static int passed, failed;
 static int g_k; /* the parameter the current algorithm runs with */
@@ -149,6 +150,47 @@ static int blocks_of(pccl_coll_t coll) {
          coll == PCCL_COLL_GATHER || coll == PCCL_COLL_ALLTOALL;
 }
 
+/* The staging transport (device buffers' messages through host memory)
+ * over the in-memory one, its "device" plain memory: memcpy hooks that
+ * count what crosses, so every message is seen to go through staging. */
+typedef struct {
+  size_t to_host, to_device;
+} crossed_t;
+
+static pccl_status_t hook_to_host(void *ctx, void *dst, const void *src, size_t bytes) {
+  ((crossed_t *)ctx)->to_host += bytes;
+  memcpy(dst, src, bytes);
+  return PCCL_OK;
+}
+
+static pccl_status_t hook_to_device(void *ctx, void *dst, const void *src, size_t bytes) {
+  ((crossed_t *)ctx)->to_device += bytes;
+  memcpy(dst, src, bytes);
+  return PCCL_OK;
+}
+
+static pccl_status_t hook_alloc(void *ctx, void **p, size_t bytes) {
+  (void)ctx;
+  *p = malloc(bytes ? bytes : 1);
+  return *p ? PCCL_OK : PCCL_ERR_NO_MEMORY;
+}
+
+static void hook_free(void *ctx, void *p) {
+  (void)ctx;
+  free(p);
+}
+
+/* Bytes rank's schedule sends and receives. */
+static void message_bytes(const pccl_sched_t *s, size_t *sent, size_t *received) {
+  *sent = *received = 0;
+  for (uint32_t i = 0; i < s->nsteps; i++) {
+    const pccl_step_t *st = &s->steps[i];
+    if (st->kind == PCCL_STEP_SEND) *sent += st->src.len * sizeof(int32_t);
+    if (st->kind == PCCL_STEP_RECV || st->kind == PCCL_STEP_RECV_REDUCE)
+      *received += st->dst.len * sizeof(int32_t);
+  }
+}
+
 static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_t c, int inplace,
                      size_t max_msg, const pccl_transport_t *tp) {
   pccl_sched_t *sched = calloc((size_t)p, sizeof(*sched));
@@ -156,6 +198,9 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
   pccl_exec_t *execs = calloc((size_t)p, sizeof(*execs));
   int32_t **tmp = calloc((size_t)p, sizeof(*tmp));
   pccl_exec_ws_t *ws = calloc((size_t)p, sizeof(*ws));
+  pccl_stage_t *stage = calloc((size_t)p, sizeof(*stage));
+  crossed_t *crossed = calloc((size_t)p, sizeof(*crossed));
+  int staging = tp == &pccl_stage_transport;
   pccl_mem_world_t *world = NULL;
   pccl_topo_t topo;
   if (lay.per_node < 0 && -lay.per_node > p) lay.per_node = -p;
@@ -182,9 +227,16 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
     if (ok) {
       tmp[r] = malloc((sched[r].tmp_elems ? sched[r].tmp_elems : 1) * sizeof(int32_t));
       memset(tmp[r], 0xAB, (sched[r].tmp_elems ? sched[r].tmp_elems : 1) * sizeof(int32_t));
-      ok = pccl_exec_init(&execs[r], &sched[r], bufs[r].send, bufs[r].recv, tmp[r], sizeof(int32_t),
-                          pccl_kernel_reduce(PCCL_INT32, PCCL_SUM), pccl_kernel_divide(PCCL_INT32),
-                          tp, pccl_mem_world_rank(world, r), &ws[r]) == PCCL_OK;
+      void *ctx = pccl_mem_world_rank(world, r);
+      if (staging) {
+        stage[r] = (pccl_stage_t){.inner = &pccl_mem_transport, .inner_ctx = ctx,
+                                  .hooks = {hook_to_host, hook_to_device, hook_alloc, hook_free, &crossed[r]}};
+        ok = pccl_stage_begin(&stage[r], pccl_stage_bytes(&sched[r], sizeof(int32_t)), sched[r].nsteps) == PCCL_OK;
+        ctx = &stage[r];
+      }
+      ok = ok && pccl_exec_init(&execs[r], &sched[r], bufs[r].send, bufs[r].recv, tmp[r], sizeof(int32_t),
+                                pccl_kernel_reduce(PCCL_INT32, PCCL_SUM), pccl_kernel_divide(PCCL_INT32),
+                                tp, ctx, &ws[r]) == PCCL_OK;
     }
   }
   if (ok) {
@@ -192,14 +244,26 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
     if (st != PCCL_OK) {
       printf("FAIL %s/%s:%d p=%d per_node=%d root=%d count=%zu inplace=%d max_msg=%zu%s: %s (deadlock or size mismatch)\n",
              pccl_coll_name(al->coll), al->name, g_k, p, lay.per_node, root, c, inplace, max_msg,
-             tp == &pccl_mem_transport_staged ? " staged" : "", pccl_status_string(st));
+             tp == &pccl_mem_transport_staged ? " staged" : staging ? " through host staging" : "",
+             pccl_status_string(st));
       ok = 0;
     }
   }
   if (ok) ok = check(al, p, root, c, inplace, max_msg, bufs);
+  for (int r = 0; ok && staging && r < p; r++) {
+    size_t sent, received;
+    message_bytes(&sched[r], &sent, &received);
+    if (crossed[r].to_host != sent || crossed[r].to_device != received) {
+      printf("FAIL %s/%s:%d p=%d rank=%d count=%zu staged through host: %zu/%zu bytes out, %zu/%zu in\n",
+             pccl_coll_name(al->coll), al->name, g_k, p, r, c, crossed[r].to_host, sent,
+             crossed[r].to_device, received);
+      ok = 0;
+    }
+  }
   ok ? passed++ : failed++;
   for (int r = 0; r < p; r++) {
     pccl_exec_ws_free(&ws[r]);
+    pccl_stage_free(&stage[r]);
     pccl_sched_free(&sched[r]);
     free(bufs[r].own_send);
     free(bufs[r].own_recv);
@@ -212,6 +276,8 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
   free(execs);
   free(tmp);
   free(ws);
+  free(stage);
+  free(crossed);
 }
 
 /* Every count, in-place or not, every distinct root, then split messages;
@@ -228,6 +294,8 @@ static void run_sweep(const pccl_algo_t *al, int p, layout_t lay) {
         run_case(al, p, lay, roots[ri], counts[ci], inplace, (size_t)1 << 30, &pccl_mem_transport);
         if (counts[ci] == 7)
           run_case(al, p, lay, roots[ri], 7, inplace, (size_t)1 << 30, &pccl_mem_transport_staged);
+        if (counts[ci] == 3) /* as device buffers run: messages through host staging */
+          run_case(al, p, lay, roots[ri], 3, inplace, (size_t)1 << 30, &pccl_stage_transport);
       }
   /* Messages split into pieces of 3 elements. */
   run_case(al, p, lay, p - 1, 10, 0, 3 * sizeof(int32_t), &pccl_mem_transport);

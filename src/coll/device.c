@@ -1,0 +1,154 @@
+/* device.c - collectives on device buffers (device.h). The schedule is the
+ * one host buffers run; only its local steps (CUDA kernels, exec_cuda.c)
+ * and its messages (through page-locked host staging, stage_transport.c,
+ * over the communicator's usual shm-or-MPI route) differ. Device scratch,
+ * staging and the cycles' device copy grow with the calls and are kept,
+ * so a repeated call allocates nothing. */
+#include "device.h"
+
+#ifdef PCCL_HAVE_CUDA
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gpu.h"
+#include "stage_transport.h"
+
+struct pccl_comm_device {
+  void *stream;
+  void *tmp;
+  size_t tmp_bytes;
+  uint32_t *perm;
+  size_t perm_words;
+  const uint32_t *perm_of; /* the host cycles perm holds a copy of */
+  pccl_stage_t stage;
+};
+
+static _Thread_local char t_error[256];
+
+int pccl__device_classify(const void *buf) {
+  int n = pccl__gpu_devices();
+  return n < 0 ? -1 : n == 0 ? 0 : pccl__gpu_is_device(buf);
+}
+
+const char *pccl__device_why(void) { return pccl__gpu_why_none(); }
+const char *pccl__device_error(void) { return t_error; }
+
+/* Staging hooks: CUDA copies on the communicator's stream, waited for. */
+static pccl_status_t copy_sync(void *ctx, void *dst, const void *src, size_t bytes) {
+  struct pccl_comm_device *d = ctx;
+  pccl_status_t st = pccl__gpu_copy(dst, src, bytes, d->stream);
+  return st == PCCL_OK ? pccl__gpu_sync(d->stream) : st;
+}
+
+static pccl_status_t host_alloc(void *ctx, void **p, size_t bytes) {
+  (void)ctx;
+  return pccl__gpu_host_alloc(p, bytes);
+}
+
+static void host_free(void *ctx, void *p) {
+  (void)ctx;
+  pccl__gpu_host_free(p);
+}
+
+static pccl_status_t fail(pccl_status_t st, const char *what) {
+  snprintf(t_error, sizeof t_error, "%s: %s", what, pccl__gpu_last_error());
+  return st;
+}
+
+static pccl_status_t state_of(pccl_comm_t *comm, struct pccl_comm_device **out) {
+  if (comm->device) return *out = comm->device, PCCL_OK;
+  struct pccl_comm_device *d = calloc(1, sizeof(*d));
+  if (!d) return PCCL_ERR_NO_MEMORY;
+  pccl_status_t st = pccl__gpu_stream_create(&d->stream);
+  if (st != PCCL_OK) return free(d), fail(st, "creating pccl's stream");
+  d->stage.inner = &pccl_route_transport;
+  d->stage.inner_ctx = &comm->route;
+  d->stage.hooks = (pccl_stage_hooks_t){copy_sync, copy_sync, host_alloc, host_free, d};
+  comm->device = d;
+  *out = d;
+  return PCCL_OK;
+}
+
+static pccl_status_t grow_tmp(struct pccl_comm_device *d, size_t bytes) {
+  if (bytes <= d->tmp_bytes) return PCCL_OK;
+  void *p = NULL;
+  pccl_status_t st = pccl__gpu_alloc(&p, bytes);
+  if (st != PCCL_OK) return fail(st, "device scratch");
+  pccl__gpu_free(d->tmp);
+  d->tmp = p;
+  d->tmp_bytes = bytes;
+  return PCCL_OK;
+}
+
+/* The schedule's cycles on the device; uploaded again only when the
+ * schedule (from the communicator's cache) changes. */
+static pccl_status_t upload_perm(struct pccl_comm_device *d, const pccl_sched_t *s) {
+  if (s->nperm == 0 || d->perm_of == s->perm) return PCCL_OK;
+  if (s->nperm > d->perm_words) {
+    void *p = NULL;
+    pccl_status_t st = pccl__gpu_alloc(&p, s->nperm * sizeof(uint32_t));
+    if (st != PCCL_OK) return fail(st, "device permutation cycles");
+    pccl__gpu_free(d->perm);
+    d->perm = p;
+    d->perm_words = s->nperm;
+  }
+  pccl_status_t st = copy_sync(d, d->perm, s->perm, s->nperm * sizeof(uint32_t));
+  if (st != PCCL_OK) return fail(st, "uploading permutation cycles");
+  d->perm_of = s->perm;
+  return PCCL_OK;
+}
+
+pccl_status_t pccl__device_prepare(pccl_comm_t *comm, const pccl_sched_t *s, size_t esize,
+                                   pccl_dtype_t dtype, pccl_op_t op, void **tmp,
+                                   pccl_exec_device_t *dev, const pccl_transport_t **tp,
+                                   void **tp_ctx) {
+  struct pccl_comm_device *d;
+  pccl_status_t st = state_of(comm, &d);
+  if (st == PCCL_OK) st = grow_tmp(d, s->tmp_elems * esize);
+  if (st == PCCL_OK) st = upload_perm(d, s);
+  if (st == PCCL_OK && (st = pccl_stage_begin(&d->stage, pccl_stage_bytes(s, esize), s->nsteps)) != PCCL_OK)
+    fail(st, "host staging for the messages");
+  /* The blocking API reads the user's buffers once all work queued before
+   * the call, on any stream, is done. */
+  if (st == PCCL_OK && (st = pccl__gpu_device_sync()) != PCCL_OK) fail(st, "waiting for the device");
+  if (st != PCCL_OK) return st;
+  *tmp = d->tmp;
+  *dev = (pccl_exec_device_t){dtype, op, d->stream, d->perm};
+  *tp = &pccl_stage_transport;
+  *tp_ctx = &d->stage;
+  return PCCL_OK;
+}
+
+void pccl__device_free(pccl_comm_t *comm) {
+  struct pccl_comm_device *d = comm->device;
+  if (!d) return;
+  pccl_stage_free(&d->stage);
+  pccl__gpu_free(d->tmp);
+  pccl__gpu_free(d->perm);
+  pccl__gpu_stream_destroy(d->stream);
+  free(d);
+  comm->device = NULL;
+}
+
+#else /* no CUDA: every buffer is host memory */
+
+int pccl__device_classify(const void *buf) {
+  (void)buf;
+  return 0;
+}
+
+const char *pccl__device_why(void) { return "pccl was built without CUDA"; }
+const char *pccl__device_error(void) { return "pccl was built without CUDA"; }
+
+pccl_status_t pccl__device_prepare(pccl_comm_t *comm, const pccl_sched_t *s, size_t esize,
+                                   pccl_dtype_t dtype, pccl_op_t op, void **tmp,
+                                   pccl_exec_device_t *dev, const pccl_transport_t **tp,
+                                   void **tp_ctx) {
+  (void)comm, (void)s, (void)esize, (void)dtype, (void)op, (void)tmp, (void)dev, (void)tp, (void)tp_ctx;
+  return PCCL_ERR_UNSUPPORTED;
+}
+
+void pccl__device_free(pccl_comm_t *comm) { (void)comm; }
+
+#endif

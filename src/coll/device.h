@@ -1,0 +1,29 @@
+/* device.h - collectives on device buffers: which memory a call's buffers
+ * are in, and what running its schedule there needs from the communicator
+ * (device scratch, the permutation cycles on the device, a stream, host
+ * staging for the messages). Without CUDA every buffer is host memory. */
+#ifndef PCCL_COLL_DEVICE_H
+#define PCCL_COLL_DEVICE_H
+
+#include "comm.h"
+#include "exec.h"
+
+/* 1: device memory, 0: host memory; -1 when PCCL_CUDA is malformed (the
+ * reason in pccl__device_why()). */
+int pccl__device_classify(const void *buf);
+const char *pccl__device_why(void);
+
+/* Readies comm to run `s` on device buffers of `esize`-byte elements:
+ * *tmp is the schedule's device scratch, *dev the executor's device
+ * settings, and the messages go through (*tp, *tp_ctx). On failure the
+ * detail is in pccl__device_error(). */
+pccl_status_t pccl__device_prepare(pccl_comm_t *comm, const pccl_sched_t *s, size_t esize,
+                                   pccl_dtype_t dtype, pccl_op_t op, void **tmp,
+                                   pccl_exec_device_t *dev, const pccl_transport_t **tp,
+                                   void **tp_ctx);
+const char *pccl__device_error(void);
+
+/* What comm holds for device calls; NULL-safe. */
+void pccl__device_free(pccl_comm_t *comm);
+
+#endif /* PCCL_COLL_DEVICE_H */
