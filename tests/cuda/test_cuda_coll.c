@@ -1,0 +1,155 @@
+/* test_cuda_coll.c - collectives on device buffers (several processes may
+ * share one GPU): every collective, in place or not, over datatypes and ops
+ * that cover wrap-around, 16-bit floats and the AVG division, at counts that
+ * leave tails. Each device result must equal, bit for bit, the same call on
+ * host buffers (which tests/mpi checks against independent references);
+ * inputs are made on the host and copied up. Also: mixed host/device
+ * buffers are refused, and compressed calls on device buffers say they are
+ * not built. Without a device every rank says why and exits 77 (skipped).
+ *   mpiexec -n N test_cuda_coll */
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pccl.h"
+
+static int g_rank, g_size, g_failed, g_passed;
+
+static void expect(int ok, const char *what) {
+  if (ok) {
+    g_passed++;
+    return;
+  }
+  if (++g_failed < 30) printf("rank %d: FAIL %s\n", g_rank, what);
+}
+
+static void *dmalloc(size_t bytes) {
+  void *p = NULL;
+  if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
+    printf("rank %d: cudaMalloc(%zu) failed\n", g_rank, bytes);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return p;
+}
+
+static void fill(uint8_t *b, size_t bytes, unsigned seed) {
+  uint64_t x = 0x9E3779B97F4A7C15ull * (seed + 1);
+  for (size_t i = 0; i < bytes; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    b[i] = (uint8_t)(x >> 24) & 0x3F; /* small values: finite 16-bit floats, no NaN */
+  }
+}
+
+typedef struct {
+  pccl_coll_t coll;
+  int send_blocks, recv_blocks; /* buffers of p x count */
+} shape_t;
+
+static const shape_t shapes[] = {
+    {PCCL_COLL_ALLGATHER, 0, 1}, {PCCL_COLL_REDUCE_SCATTER, 1, 0}, {PCCL_COLL_ALLREDUCE, 0, 0},
+    {PCCL_COLL_BROADCAST, 0, 0}, {PCCL_COLL_REDUCE, 0, 0},         {PCCL_COLL_SCATTER, 1, 0},
+    {PCCL_COLL_GATHER, 0, 1},    {PCCL_COLL_ALLTOALL, 1, 1},
+};
+
+static pccl_status_t call(pccl_coll_t coll, const void *s, void *r, size_t n, pccl_dtype_t t,
+                          pccl_op_t op, int root, pccl_comm_t *comm) {
+  switch (coll) {
+    case PCCL_COLL_ALLGATHER: return pccl_allgather(s, r, n, t, comm);
+    case PCCL_COLL_REDUCE_SCATTER: return pccl_reduce_scatter(s, r, n, t, op, comm);
+    case PCCL_COLL_ALLREDUCE: return pccl_allreduce(s, r, n, t, op, comm);
+    case PCCL_COLL_BROADCAST: return pccl_broadcast(s, r, n, t, root, comm);
+    case PCCL_COLL_REDUCE: return pccl_reduce(s, r, n, t, op, root, comm);
+    case PCCL_COLL_SCATTER: return pccl_scatter(s, r, n, t, root, comm);
+    case PCCL_COLL_GATHER: return pccl_gather(s, r, n, t, root, comm);
+    default: return pccl_alltoall(s, r, n, t, comm);
+  }
+}
+
+/* One call on host buffers and the same on device buffers; in place, the
+ * send buffer is the receive buffer's block of this rank (or the root's)
+ * where the layout has blocks, else the receive buffer itself. */
+static void one(const shape_t *sh, pccl_dtype_t t, pccl_op_t op, size_t n, int inplace, int root,
+                pccl_comm_t *comm) {
+  size_t es = pccl_dtype_size(t), p = (size_t)g_size;
+  size_t sb = (sh->send_blocks ? p : 1) * n * es, rb = (sh->recv_blocks ? p : 1) * n * es;
+  size_t big = sb > rb ? sb : rb;
+  uint8_t *hs = malloc(big), *hr = malloc(big), *got = malloc(big);
+  fill(hs, big, (unsigned)(g_rank * 131 + n));
+  memcpy(hr, hs, big);
+  uint8_t *ds = dmalloc(big), *dr = dmalloc(big);
+  cudaMemcpy(ds, hs, big, cudaMemcpyHostToDevice);
+  cudaMemcpy(dr, hr, big, cudaMemcpyHostToDevice);
+  size_t off = 0;
+  int inp = inplace && sh->coll != PCCL_COLL_ALLTOALL;
+  if (inp && (sh->send_blocks || sh->recv_blocks)) {
+    int owner = sh->coll == PCCL_COLL_SCATTER || sh->coll == PCCL_COLL_GATHER ? root : g_rank;
+    off = (size_t)owner * n * es;
+  }
+  const void *hsend = inp ? (sh->recv_blocks ? hr + off : hr) : hs;
+  void *hrecv = inp && sh->send_blocks ? hs + off : hr;
+  const void *dsend = inp ? (sh->recv_blocks ? dr + off : dr) : ds;
+  void *drecv = inp && sh->send_blocks ? ds + off : dr;
+  if (inp && sh->send_blocks) hsend = hs, dsend = ds; /* recv lies inside send */
+  pccl_status_t a = call(sh->coll, hsend, hrecv, n, t, op, root, comm);
+  pccl_status_t b = call(sh->coll, dsend, drecv, n, t, op, root, comm);
+  char what[200];
+  snprintf(what, sizeof what, "%s %s %s n=%zu%s root=%d: host %s, device %s (%s)", pccl_coll_name(sh->coll),
+           pccl_dtype_name(t), pccl_op_name(op), n, inp ? " in place" : "", root, pccl_status_string(a),
+           pccl_status_string(b), b == PCCL_OK ? pccl_comm_last_algo(comm) : pccl_last_error(comm));
+  expect(a == PCCL_OK && b == PCCL_OK, what);
+  /* compare everything the call may write: the whole of both buffers */
+  cudaMemcpy(got, dr, big, cudaMemcpyDeviceToHost);
+  expect(memcmp(got, hr, big) == 0, what);
+  cudaMemcpy(got, ds, big, cudaMemcpyDeviceToHost);
+  expect(memcmp(got, hs, big) == 0, what);
+  cudaFree(ds), cudaFree(dr);
+  free(hs), free(hr), free(got);
+}
+
+static void refusals(pccl_comm_t *comm) {
+  float *d = dmalloc(64 * sizeof(float)), h[64] = {0};
+  expect(pccl_allreduce(d, h, 64, PCCL_FLOAT32, PCCL_SUM, comm) == PCCL_ERR_INVALID_ARGUMENT,
+         "device sendbuf with host recvbuf is refused");
+  expect(strstr(pccl_last_error(comm), "device") != NULL, "and the message says why");
+  pccl_lossy_t l = PCCL_LOSSY_INIT(1e-3);
+  expect(pccl_allreduce_lossy(d, d, 64, PCCL_FLOAT32, PCCL_SUM, &l, comm) == PCCL_ERR_UNSUPPORTED,
+         "a compressed call on device buffers is refused");
+  cudaFree(d);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  int ndev = 0;
+  cudaError_t e = cudaGetDeviceCount(&ndev);
+  if (e != cudaSuccess || ndev == 0) {
+    if (g_rank == 0) printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "none");
+    MPI_Finalize();
+    return 77;
+  }
+  cudaSetDevice(g_rank % ndev);
+  pccl_comm_t *comm = NULL;
+  if (pccl_comm_create_world(&comm) != PCCL_OK) {
+    printf("rank %d: %s\n", g_rank, pccl_last_error(NULL));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  const struct { pccl_dtype_t t; pccl_op_t op; } types[] = {
+      {PCCL_INT32, PCCL_SUM}, {PCCL_FLOAT32, PCCL_SUM}, {PCCL_BFLOAT16, PCCL_SUM},
+      {PCCL_FLOAT16, PCCL_MAX}, {PCCL_INT8, PCCL_PROD}, {PCCL_UINT64, PCCL_MIN}, {PCCL_FLOAT64, PCCL_AVG}};
+  const size_t counts[] = {1, 7, 1000, 65537};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+      for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+        one(&shapes[s], types[k].t, types[k].op, counts[c], (int)((k + c) % 2), (int)(c % (size_t)g_size), comm);
+  refusals(comm);
+  pccl_comm_destroy(comm);
+  int failed = g_failed;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0) printf("%d passed, %d failed (rank 0's checks; failures over all ranks)\n", g_passed, failed);
+  MPI_Finalize();
+  return failed ? 1 : 0;
+}
