@@ -16,8 +16,7 @@
 
 #include "codec.h"
 #include "errmsg.h"
-
-#define PCCL_CODEC_VERSION 2 /* 2: szp's order-2 blocks */
+#include "szp_block.h" /* the header writer and PCCL_CODEC_VERSION, shared with the GPU */
 
 static const pccl_codec_ops_t *const codecs[PCCL_CODEC_COUNT] = {
 #define PCCL_CODEC_ROW(id, ops) [id] = &ops,
@@ -48,23 +47,10 @@ size_t pccl_compress_bound(pccl_codec_t codec, size_t count, pccl_dtype_t dtype)
   return payload == 0 || payload > SIZE_MAX - PCCL_CODEC_HEADER ? 0 : payload + PCCL_CODEC_HEADER;
 }
 
-static void put64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static uint64_t get64(const uint8_t *p) {
   uint64_t v = 0;
   for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
   return v;
-}
-
-static void write_header(uint8_t *h, pccl_codec_t codec, const pccl_codec_args_t *a) {
-  uint64_t bits;
-  memcpy(&bits, &a->bound, sizeof(bits));
-  h[0] = 'P', h[1] = 'Z', h[2] = PCCL_CODEC_VERSION, h[3] = (uint8_t)codec;
-  h[4] = (uint8_t)a->dtype, h[5] = h[6] = h[7] = 0;
-  put64(h + 8, a->count);
-  put64(h + 16, bits);
 }
 
 /* Parses and validates a header; every field a later step trusts is checked. */
@@ -138,7 +124,7 @@ pccl_status_t pccl_compress(pccl_codec_t codec, const void *src, size_t count, p
     return pccl__thread_error_set(st, where, "dst_capacity %zu is too small; pccl_compress_bound says %zu",
                                   dst_capacity, pccl_compress_bound(codec, count, dtype));
   if (st != PCCL_OK) return st;
-  write_header(out, codec, &a);
+  pccl__codec_header_write(out, (unsigned)codec, dtype, count, abs_bound);
   *compressed_size = PCCL_CODEC_HEADER + payload;
   return PCCL_OK;
 }

@@ -28,259 +28,36 @@
  * A block's size follows from its code alone, so the decoder validates the
  * whole layout before it writes anything, and an all-zero block costs its
  * code byte only. A block is raw also whenever coding would not be smaller.
+ *
+ * The blocks themselves are coded by szp_block.h, which the GPU codec
+ * (src/cuda/szp.cu) shares; this file runs them over an array, in parts on
+ * threads, and validates streams before decoding.
  */
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "codec.h"
 #include "errmsg.h"
-#include "half.h"
 #include "parts.h"
+#include "szp_block.h" /* the blocks themselves, shared with src/cuda/szp.cu */
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "szp writes its planes in host order and assumes a little-endian host"
-#endif
-
-#define SZP_B 32        /* elements per block */
-#define SZP_RAW 255     /* block code: stored raw */
-#define SZP_ORDER2 165 /* first code of an order-2 block */
-#define SZP_W2MAX 17    /* widest order-2 block: 165 + 17 * 5 + 4 = 254 */
-#define SZP_QMAX 0x1p30 /* |q| bound: differences then fit in 32 bits */
 #define SZP_INLINE static inline __attribute__((always_inline))
-
-typedef struct {
-  double step, inv, bound;
-} szp_quant_t;
-
-static szp_quant_t quant_of(double bound) {
-  double step = bound * (2.0 - 0x1p-5);
-  return (szp_quant_t){step, 1.0 / step, bound};
-}
-
-static size_t nblocks(size_t count) { return count / SZP_B + (count % SZP_B != 0); }
-
-/* Bytes a block occupies, from its code alone (every code 0..255 is valid). */
-static size_t block_bytes(unsigned code, size_t n, size_t esize) {
-  if (code == SZP_RAW) return n * esize;
-  if (code >= SZP_ORDER2) return 2 * ((code - SZP_ORDER2) % 5) + 4 * ((code - SZP_ORDER2) / 5);
-  return code % 5 + 4 * (code / 5);
-}
-
-SZP_INLINE double load(const void *p, size_t i, pccl_dtype_t t) {
-  switch (t) {
-  case PCCL_FLOAT32: return ((const float *)p)[i];
-  case PCCL_FLOAT64: return ((const double *)p)[i];
-  case PCCL_FLOAT16: return pccl_f16_to_f32(((const uint16_t *)p)[i]);
-  default: return pccl_bf16_to_f32(((const uint16_t *)p)[i]);
-  }
-}
-
-/* Writes element i of the decoded array; decoded() below must give the
- * same value, since the encoder checks the bound on it. */
-SZP_INLINE void store(void *p, size_t i, int32_t q, double step, pccl_dtype_t t) {
-  double y = q * step;
-  switch (t) {
-  case PCCL_FLOAT32: ((float *)p)[i] = (float)y; break;
-  case PCCL_FLOAT64: ((double *)p)[i] = y; break;
-  case PCCL_FLOAT16: ((uint16_t *)p)[i] = pccl_f32_to_f16((float)y); break;
-  default: ((uint16_t *)p)[i] = pccl_f32_to_bf16((float)y); break;
-  }
-}
-
-static uint32_t zigzag(uint32_t d) { return (d << 1) ^ (0u - (d >> 31)); }
-static uint32_t unzigzag(uint32_t z) { return (z >> 1) ^ (0u - (z & 1u)); }
-static unsigned bit_width(uint32_t v) { return v ? 32u - (unsigned)__builtin_clz(v) : 0u; }
-
-/* The value the decoder writes for q, as a double (no store). */
-SZP_INLINE double decoded(int32_t q, double step, pccl_dtype_t t) {
-  double y = q * step;
-  switch (t) {
-  case PCCL_FLOAT32: return (float)y;
-  case PCCL_FLOAT64: return y;
-  case PCCL_FLOAT16: return pccl_f16_to_f32(pccl_f32_to_f16((float)y));
-  default: return pccl_bf16_to_f32(pccl_f32_to_bf16((float)y));
-  }
-}
-
-/* Quantizes n <= 32 elements into q[32] (padded by repeating the last);
- * returns nonzero when the block must be stored raw. Three simple passes,
- * so each vectorizes. */
-SZP_INLINE int quantize(const void *src, size_t n, pccl_dtype_t t, const szp_quant_t *qz,
-                        int32_t *q) {
-  double x[SZP_B];
-  int bad = 0;
-  for (size_t i = 0; i < n; i++) x[i] = load(src, i, t);
-  for (size_t i = 0; i < n; i++) {
-    double s = x[i] * qz->inv;
-    int in = fabs(s) < SZP_QMAX; /* false for NaN and Inf */
-    bad |= !in;
-    q[i] = (int32_t)(in ? (s + 0x1.8p52) - 0x1.8p52 : 0.0); /* round to nearest even */
-  }
-  for (size_t i = 0; i < n; i++) bad |= !(fabs(decoded(q[i], qz->step, t) - x[i]) <= qz->bound);
-  for (size_t i = n; i < SZP_B; i++) q[i] = q[n - 1];
-  return bad;
-}
-
-static void put_le(uint8_t *p, uint32_t v, unsigned nbytes) {
-  for (unsigned i = 0; i < nbytes; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_le(const uint8_t *p, unsigned nbytes) {
-  uint32_t v = 0;
-  for (unsigned i = 0; i < nbytes; i++) v |= (uint32_t)p[i] << (8 * i);
-  return v;
-}
-
-#ifdef __SSE2__
-/* Plane b is the sign bits of the 32 values shifted left by 31 - b. */
-static void pack_planes(const uint32_t *z, unsigned w, uint8_t *out) {
-  __m128i v[SZP_B / 4];
-  for (int j = 0; j < SZP_B / 4; j++) v[j] = _mm_loadu_si128((const __m128i *)(z + 4 * j));
-  for (unsigned b = 0; b < w; b++) {
-    __m128i shift = _mm_cvtsi32_si128((int)(31 - b));
-    uint32_t plane = 0;
-    for (int j = 0; j < SZP_B / 4; j++)
-      plane |= (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_sll_epi32(v[j], shift))) << (4 * j);
-    memcpy(out + 4 * b, &plane, 4);
-  }
-}
-
-/* Lane i of the result gets bit i of each plane: select lanes by mask. */
-static void unpack_planes(const uint8_t *in, unsigned w, uint32_t *z) {
-  __m128i acc[SZP_B / 4], lane[SZP_B / 4];
-  for (int j = 0; j < SZP_B / 4; j++) {
-    acc[j] = _mm_setzero_si128();
-    lane[j] = _mm_setr_epi32(1 << (4 * j), 2 << (4 * j), 4 << (4 * j), (int)(8u << (4 * j)));
-  }
-  for (unsigned b = 0; b < w; b++) {
-    uint32_t plane;
-    memcpy(&plane, in + 4 * b, 4);
-    __m128i p = _mm_set1_epi32((int)plane), bit = _mm_set1_epi32((int)(1u << b));
-    for (int j = 0; j < SZP_B / 4; j++) {
-      __m128i hit = _mm_cmpeq_epi32(_mm_and_si128(p, lane[j]), lane[j]);
-      acc[j] = _mm_or_si128(acc[j], _mm_and_si128(hit, bit));
-    }
-  }
-  for (int j = 0; j < SZP_B / 4; j++) _mm_storeu_si128((__m128i *)(z + 4 * j), acc[j]);
-}
-#else
-static void pack_planes(const uint32_t *z, unsigned w, uint8_t *out) {
-  for (unsigned b = 0; b < w; b++) {
-    uint32_t plane = 0;
-    for (int i = 0; i < SZP_B; i++) plane |= ((z[i] >> b) & 1u) << i;
-    memcpy(out + 4 * b, &plane, 4);
-  }
-}
-
-static void unpack_planes(const uint8_t *in, unsigned w, uint32_t *z) {
-  memset(z, 0, SZP_B * sizeof(uint32_t));
-  for (unsigned b = 0; b < w; b++) {
-    uint32_t plane;
-    memcpy(&plane, in + 4 * b, 4);
-    for (int i = 0; i < SZP_B; i++) z[i] |= ((plane >> i) & 1u) << b;
-  }
-}
-#endif
-
-static unsigned byte_width(uint32_t v) { return (bit_width(v) + 7) / 8; }
-
-/* The two predictions of a block, zigzag-coded: order 1 (differences, z1[1..])
- * and order 2 (differences of differences, z2[2..]); their plane counts. */
-typedef struct {
-  uint32_t z1[SZP_B], z2[SZP_B];
-  unsigned w1, w2; /* w2 > SZP_W2MAX: order 2 not usable */
-} szp_pred_t;
-
-SZP_INLINE void predict(const int32_t *q, szp_pred_t *p) {
-  uint32_t any1 = 0;
-  uint64_t any2 = 0;
-  p->z1[0] = p->z2[0] = p->z2[1] = 0;
-  for (int i = 1; i < SZP_B; i++) {
-    p->z1[i] = zigzag((uint32_t)q[i] - (uint32_t)q[i - 1]);
-    any1 |= p->z1[i];
-  }
-  for (int i = 2; i < SZP_B; i++) { /* |q| < 2^30: r fits in 33 bits, so 64 */
-    int64_t r = ((int64_t)q[i] - q[i - 1]) - ((int64_t)q[i - 1] - q[i - 2]);
-    uint64_t zz = ((uint64_t)r << 1) ^ (0 - ((uint64_t)r >> 63));
-    p->z2[i] = (uint32_t)zz;
-    any2 |= zz;
-  }
-  p->w1 = bit_width(any1);
-  p->w2 = any2 >> 32 ? 64 : bit_width((uint32_t)any2);
-}
-
-/* Encodes one block into out (room for n * esize bytes); returns its size. */
-SZP_INLINE size_t encode_block(const void *src, size_t n, pccl_dtype_t t, size_t esize,
-                               const szp_quant_t *qz, uint8_t *out, uint8_t *code) {
-  int32_t q[SZP_B];
-  szp_pred_t p;
-  int bad = quantize(src, n, t, qz, q);
-  predict(q, &p);
-  uint32_t z0 = zigzag((uint32_t)q[0]);
-  unsigned len1 = byte_width(z0), len2 = len1 > byte_width(p.z1[1]) ? len1 : byte_width(p.z1[1]);
-  size_t size1 = len1 + 4 * (size_t)p.w1;
-  size_t size2 = p.w2 <= SZP_W2MAX ? 2 * len2 + 4 * (size_t)p.w2 : SIZE_MAX;
-  size_t size = size2 < size1 ? size2 : size1;
-  if (bad || size >= n * esize) {
-    *code = SZP_RAW;
-    memcpy(out, src, n * esize);
-    return n * esize;
-  }
-  if (size2 < size1) {
-    *code = (uint8_t)(SZP_ORDER2 + p.w2 * 5 + len2);
-    put_le(out, z0, len2);
-    put_le(out + len2, p.z1[1], len2);
-    pack_planes(p.z2, p.w2, out + 2 * len2);
-  } else {
-    *code = (uint8_t)(p.w1 * 5 + len1);
-    put_le(out, z0, len1);
-    pack_planes(p.z1, p.w1, out + len1);
-  }
-  return size;
-}
-
-SZP_INLINE void decode_block(const uint8_t *in, unsigned code, size_t n, pccl_dtype_t t,
-                             size_t esize, double step, void *dst) {
-  if (code == SZP_RAW) {
-    memcpy(dst, in, n * esize);
-    return;
-  }
-  int order2 = code >= SZP_ORDER2;
-  unsigned c = order2 ? code - SZP_ORDER2 : code, w = c / 5, len = c % 5;
-  uint32_t z[SZP_B];
-  unpack_planes(in + (order2 ? 2 * len : len), w, z);
-  int32_t q[SZP_B];
-  /* Unsigned arithmetic: corrupt input wraps instead of overflowing. */
-  uint32_t acc = unzigzag(get_le(in, len));
-  uint32_t d = order2 ? unzigzag(get_le(in + len, len)) : 0;
-  q[0] = (int32_t)acc;
-  for (size_t i = 1; i < n; i++) {
-    d = order2 ? (i == 1 ? d : d + unzigzag(z[i])) : unzigzag(z[i]);
-    q[i] = (int32_t)(acc += d);
-  }
-  for (size_t i = 0; i < n; i++) store(dst, i, q[i], step, t);
-}
 
 /* Blocks [b0, b1) of src: codes to codes[b0..], data from out; returns the
  * bytes of data written, or SIZE_MAX when cap would be exceeded. */
 SZP_INLINE size_t compress_blocks(const void *src, size_t count, size_t b0, size_t b1,
-                                  pccl_dtype_t t, size_t esize, const szp_quant_t *qz,
+                                  pccl_dtype_t t, size_t esize, const pccl__szp_quant_t *qz,
                                   uint8_t *codes, uint8_t *out, size_t cap) {
   size_t pos = 0;
-  uint8_t spill[SZP_B * sizeof(double)];
+  uint8_t spill[PCCL_SZP_B * sizeof(double)];
   for (size_t b = b0; b < b1; b++) {
-    size_t first = b * SZP_B, n = count - first < SZP_B ? count - first : SZP_B;
+    size_t first = b * PCCL_SZP_B, n = pccl__szp_block_count(count, b);
     const uint8_t *in = (const uint8_t *)src + first * esize;
     if (cap - pos >= n * esize) {
-      pos += encode_block(in, n, t, esize, qz, out + pos, &codes[b]);
+      pos += pccl__szp_encode(in, n, t, esize, qz, out + pos, &codes[b]);
       continue;
     }
-    size_t size = encode_block(in, n, t, esize, qz, spill, &codes[b]);
+    size_t size = pccl__szp_encode(in, n, t, esize, qz, spill, &codes[b]);
     if (size > cap - pos) return SIZE_MAX;
     memcpy(out + pos, spill, size);
     pos += size;
@@ -294,16 +71,16 @@ SZP_INLINE void decompress_blocks(const uint8_t *codes, const uint8_t *data, siz
                                   void *dst) {
   size_t pos = 0;
   for (size_t b = b0; b < b1; b++) {
-    size_t first = b * SZP_B, n = count - first < SZP_B ? count - first : SZP_B;
-    decode_block(data + pos, codes[b], n, t, esize, step, (uint8_t *)dst + first * esize);
-    pos += block_bytes(codes[b], n, esize);
+    size_t first = b * PCCL_SZP_B, n = pccl__szp_block_count(count, b);
+    pccl__szp_decode(data + pos, codes[b], n, t, esize, step, (uint8_t *)dst + first * esize);
+    pos += pccl__szp_block_bytes(codes[b], n, esize);
   }
 }
 
 /* One instance of each loop per element type, so the conversions inline. */
 #define SZP_TYPED(name, T)                                                                     \
   static size_t compress_##name(const void *src, size_t count, size_t b0, size_t b1,          \
-                                const szp_quant_t *qz, uint8_t *codes, uint8_t *out, size_t cap) { \
+                                const pccl__szp_quant_t *qz, uint8_t *codes, uint8_t *out, size_t cap) { \
     return compress_blocks(src, count, b0, b1, T, pccl_dtype_size(T), qz, codes, out, cap);   \
   }                                                                                            \
   static void decompress_##name(const uint8_t *codes, const uint8_t *data, size_t count,      \
@@ -316,7 +93,7 @@ SZP_TYPED(f16, PCCL_FLOAT16)
 SZP_TYPED(bf16, PCCL_BFLOAT16)
 
 typedef struct {
-  size_t (*compress)(const void *, size_t, size_t, size_t, const szp_quant_t *, uint8_t *,
+  size_t (*compress)(const void *, size_t, size_t, size_t, const pccl__szp_quant_t *, uint8_t *,
                      uint8_t *, size_t);
   void (*decompress)(const uint8_t *, const uint8_t *, size_t, size_t, size_t, double, void *);
 } szp_typed_t;
@@ -330,7 +107,7 @@ static const szp_typed_t *typed(pccl_dtype_t t) {
 static int szp_available(void) { return 1; }
 
 static size_t szp_bound(const pccl_codec_args_t *a) {
-  size_t nb = nblocks(a->count), raw = a->count * a->esize;
+  size_t nb = pccl__szp_nblocks(a->count), raw = a->count * a->esize;
   return raw > SIZE_MAX - nb - 1 ? 0 : nb + raw + (a->count == 0);
 }
 
@@ -353,7 +130,7 @@ typedef struct {
   const uint8_t *codes_in, *data_in; /* decompress: codes, payload data */
   const size_t *data_off;  /* decompress: each part's first data byte */
   void *dst;
-  szp_quant_t qz;
+  pccl__szp_quant_t qz;
   size_t nb;
   int parts;
   size_t written[PCCL_CODEC_MAX_THREADS];
@@ -362,8 +139,8 @@ typedef struct {
 static size_t part_first(const szp_job_t *j, int i) { return j->nb * (size_t)i / (size_t)j->parts; }
 
 static size_t raw_bytes(const pccl_codec_args_t *a, size_t b0, size_t b1) {
-  size_t end = b1 * SZP_B < a->count ? b1 * SZP_B : a->count;
-  return (end - b0 * SZP_B) * a->esize;
+  size_t end = b1 * PCCL_SZP_B < a->count ? b1 * PCCL_SZP_B : a->count;
+  return (end - b0 * PCCL_SZP_B) * a->esize;
 }
 
 static int parts_for(size_t nb, int threads) {
@@ -375,18 +152,18 @@ static void compress_part(void *arg, int i) {
   szp_job_t *j = arg;
   size_t b0 = part_first(j, i), b1 = part_first(j, i + 1);
   j->written[i] = typed(j->a->dtype)->compress(j->src, j->a->count, b0, b1, &j->qz, j->codes,
-                                               j->data + b0 * SZP_B * j->a->esize,
+                                               j->data + b0 * PCCL_SZP_B * j->a->esize,
                                                raw_bytes(j->a, b0, b1));
 }
 
 static pccl_status_t szp_compress(const pccl_codec_args_t *a, const void *src, uint8_t *dst,
                                   size_t cap, size_t *size) {
-  size_t nb = nblocks(a->count);
+  size_t nb = pccl__szp_nblocks(a->count);
   int threads;
   pccl_status_t st = pccl__codec_threads("pccl_compress", &threads);
   if (st != PCCL_OK) return st;
   if (cap < nb) return PCCL_ERR_INVALID_ARGUMENT;
-  szp_job_t j = {.a = a, .src = src, .codes = dst, .data = dst + nb, .qz = quant_of(a->bound), .nb = nb};
+  szp_job_t j = {.a = a, .src = src, .codes = dst, .data = dst + nb, .qz = pccl__szp_quant_of(a->bound), .nb = nb};
   /* Threads need each part's raw-size window: a full-bound capacity. */
   j.parts = cap - nb >= a->count * a->esize ? parts_for(nb, threads) : 1;
   if (j.parts == 1) {
@@ -398,7 +175,7 @@ static pccl_status_t szp_compress(const pccl_codec_args_t *a, const void *src, u
   pccl__run_parts(j.parts, compress_part, &j);
   size_t pos = j.written[0];
   for (int i = 1; i < j.parts; i++) {
-    memmove(j.data + pos, j.data + part_first(&j, i) * SZP_B * a->esize, j.written[i]);
+    memmove(j.data + pos, j.data + part_first(&j, i) * PCCL_SZP_B * a->esize, j.written[i]);
     pos += j.written[i];
   }
   *size = nb + pos;
@@ -413,7 +190,7 @@ static void decompress_part(void *arg, int i) {
 
 static pccl_status_t szp_decompress(const pccl_codec_args_t *a, const uint8_t *src, size_t size,
                                     void *dst) {
-  size_t nb = nblocks(a->count);
+  size_t nb = pccl__szp_nblocks(a->count);
   int threads;
   pccl_status_t st = pccl__codec_threads("pccl_decompress", &threads);
   if (st != PCCL_OK) return st;
@@ -421,7 +198,7 @@ static pccl_status_t szp_decompress(const pccl_codec_args_t *a, const uint8_t *s
     return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
                                   "szp: %zu payload bytes cannot hold %zu block codes", size, nb);
   szp_job_t j = {.a = a, .codes_in = src, .data_in = src + nb, .dst = dst,
-                 .qz = quant_of(a->bound), .nb = nb, .parts = parts_for(nb, threads)};
+                 .qz = pccl__szp_quant_of(a->bound), .nb = nb, .parts = parts_for(nb, threads)};
   size_t data_off[PCCL_CODEC_MAX_THREADS + 1];
   /* Validate the whole layout before writing: the sizes must sum to the
    * payload. The walk also finds where each part's data starts. */
@@ -429,7 +206,7 @@ static pccl_status_t szp_decompress(const pccl_codec_args_t *a, const uint8_t *s
   for (int i = 0, b = 0; i < j.parts; i++) {
     data_off[i] = need - nb;
     for (; (size_t)b < part_first(&j, i + 1); b++) {
-      size_t bytes = block_bytes(src[b], raw_bytes(a, (size_t)b, (size_t)b + 1) / a->esize, a->esize);
+      size_t bytes = pccl__szp_block_bytes(src[b], raw_bytes(a, (size_t)b, (size_t)b + 1) / a->esize, a->esize);
       if (bytes > size - need)
         return pccl__thread_error_set(PCCL_ERR_CORRUPT, "pccl_decompress",
                                       "szp: block %d runs past the end (%zu bytes)", b, size);
