@@ -22,6 +22,7 @@ typedef struct {
    * memory changed timings by up to 1.5x here, so both use the same. The
    * check refills the input and runs pccl alone. */
   void *send, *recv;
+  void *dsend, *drecv;       /* --mem cuda: device copies pccl runs on */
   double memcpy_gbs;         /* one core's memcpy between them (the limit) */
   FILE *csv;                 /* rank 0 with --csv only */
   bool any_check_failed;
@@ -33,6 +34,16 @@ typedef struct {
   const char *forced_algo; /* NULL: automatic selection */
   size_t count;            /* the count argument pccl and MPI get */
 } bench_case_t;
+
+/* ---- device.c (--mem cuda) ---------------------------------------------- */
+
+/* Device buffers of b->buffer_bytes; false with the reason in why. */
+bool device_alloc(bench_t *b, char *why, size_t len);
+void device_free(bench_t *b);
+/* Before pccl's check: the host input up, recv's sentinel bytes set. */
+void device_upload(const bench_t *b, size_t send_bytes, size_t recv_bytes, int sentinel);
+/* After it: pccl's result down into the host recv buffer. */
+void device_download(const bench_t *b, size_t recv_bytes);
 
 /* ---- collectives.c ------------------------------------------------------ */
 

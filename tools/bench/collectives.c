@@ -110,8 +110,8 @@ const char **registered_algorithms(pccl_coll_t coll, int *count) {
 /* ---- running the collectives -------------------------------------------- */
 
 pccl_status_t run_pccl(const bench_t *b, const bench_case_t *c) {
-  const void *send = b->send;
-  void *recv = b->recv;
+  const void *send = b->dsend ? b->dsend : b->send;
+  void *recv = b->drecv ? b->drecv : b->recv;
   size_t count = c->count;
   pccl_dtype_t dtype = b->opts.dtype;
   pccl_op_t op = b->opts.op;

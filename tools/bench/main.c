@@ -120,9 +120,13 @@ static void time_interleaved(const bench_t *b, const bench_case_t *c, int iters,
 /* One fresh call on freshly filled inputs, checked on every rank. */
 static check_result_t check_pccl_result(const bench_t *b, const bench_case_t *c) {
   size_t elem_size = pccl_dtype_size(b->opts.dtype);
+  size_t send_bytes = send_elements(c->coll, c->count, b->nranks) * elem_size;
+  size_t recv_bytes = recv_elements(c->coll, c->count, b->nranks) * elem_size;
   fill_input(b, b->send, send_elements(c->coll, c->count, b->nranks));
-  memset(b->recv, SENTINEL_BYTE, recv_elements(c->coll, c->count, b->nranks) * elem_size);
+  memset(b->recv, SENTINEL_BYTE, recv_bytes);
+  if (b->dsend) device_upload(b, send_bytes, recv_bytes, SENTINEL_BYTE);
   abort_on_pccl_error(b->comm, run_pccl(b, c), pccl_coll_name(c->coll));
+  if (b->drecv) device_download(b, recv_bytes);
   int correct = output_matches(b, c);
   MPI_Allreduce(MPI_IN_PLACE, &correct, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   return correct ? CHECK_OK : CHECK_FAIL;
@@ -151,7 +155,8 @@ static void print_table_header(const bench_t *b, pccl_coll_t coll) {
   if (is_rooted(coll)) printf("  root %d", b->opts.root);
   printf("\n# transport %s", pccl_comm_transport(b->comm));
   printf("\n# buffers %s  memcpy limit %.2f GB/s (one core, %zu bytes, all ranks at once)",
-         b->opts.shared_mem ? "pccl_mem_alloc" : "malloc", b->memcpy_gbs, b->buffer_bytes);
+         b->opts.device ? "cuda (pccl), malloc (MPI)" : b->opts.shared_mem ? "pccl_mem_alloc" : "malloc",
+         b->memcpy_gbs, b->buffer_bytes);
   printf("\n# warmup %d  rounds %d  iters ", b->opts.warmup, b->opts.rounds);
   if (b->opts.iters > 0)
     printf("%d", b->opts.iters);
@@ -292,12 +297,20 @@ static bool allocate_buffers(bench_t *b) {
               b->buffer_bytes);
     return false;
   }
+  char why[256] = "";
+  int device_ok = !b->opts.device || device_alloc(b, why, sizeof why);
+  MPI_Allreduce(MPI_IN_PLACE, &device_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (!device_ok) {
+    if (why[0]) fprintf(stderr, "pccl-bench: rank %d: --mem cuda: %s\n", b->rank, why);
+    return false;
+  }
   size_t elements = b->buffer_bytes / pccl_dtype_size(b->opts.dtype);
   fill_input(b, b->send, elements);
   return true;
 }
 
 static void free_buffers(bench_t *b) {
+  device_free(b);
   free_buffer(&b->opts, b->send);
   free_buffer(&b->opts, b->recv);
 }

@@ -41,7 +41,8 @@ void print_usage(FILE *out) {
       "  --check 0|1  check pccl's results (default 1)\n"
       "  --mem KIND   buffers from pccl (pccl_mem_alloc: ranks of a node read each\n"
       "               other's buffers directly; default) or malloc; MPI uses the\n"
-      "               same buffers either way\n"
+      "               same buffers either way; cuda: pccl runs on device buffers\n"
+      "               (builds with CUDA), MPI on malloc's\n"
       "  -h           show this help\n"
       "exit status: 0 success, 1 a check failed, 2 bad arguments\n",
       out);
@@ -227,8 +228,9 @@ static bool apply_option(options_t *opts, const char *flag, const char *value, c
   }
   if (strcmp(flag, "--mem") == 0) {
     opts->shared_mem = strcmp(value, "pccl") == 0;
-    if (opts->shared_mem || strcmp(value, "malloc") == 0) return true;
-    snprintf(error, error_size, "--mem expects pccl or malloc, got '%s'", value);
+    opts->device = strcmp(value, "cuda") == 0;
+    if (opts->shared_mem || opts->device || strcmp(value, "malloc") == 0) return true;
+    snprintf(error, error_size, "--mem expects pccl, malloc or cuda, got '%s'", value);
     return false;
   }
   if (strcmp(flag, "-d") == 0) {

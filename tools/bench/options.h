@@ -31,6 +31,7 @@ typedef struct {
   bool with_mpi;
   bool check;
   bool shared_mem; /* buffers from pccl_mem_alloc (else posix_memalign) */
+  bool device;     /* --mem cuda: pccl runs on device copies of the buffers */
   bool help;
 } options_t;
 
