@@ -279,7 +279,15 @@ PCCL_API pccl_status_t pccl_compressed_info(const void *src, size_t src_size,
  * arguments; the last error names the fields and ranks).
  * A call that fails validation writes nothing to recvbuf. count == 0 is a
  * no-op that returns PCCL_OK (with PCCL_CHECK=1 it still takes part in the
- * check, so that a rank passing 0 where others pass more is caught). */
+ * check, so that a rank passing 0 where others pass more is caught).
+ *
+ * In builds with CUDA the buffers may be device memory (cudaMalloc or
+ * managed): a call's buffers must then both be on the device
+ * (PCCL_ERR_INVALID_ARGUMENT otherwise). The call waits for the work already
+ * queued on the device, and returns with the result in place; results are
+ * bit for bit those on host buffers. Compressed calls on device buffers are
+ * PCCL_ERR_UNSUPPORTED (docs/gpu.md). A malformed PCCL_CUDA makes every call
+ * PCCL_ERR_CONFIG. */
 
 PCCL_API pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count,
                                       pccl_dtype_t dtype, pccl_comm_t *comm);
