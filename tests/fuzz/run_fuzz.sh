@@ -67,10 +67,10 @@ mkdir -p "$out/seeds_decompress" "$out/seeds_roundtrip" "$out/corpus_decompress"
 
 # The parsers need the algorithm registry, the tables and the simulator's
 # profiles: every source that needs no MPI (zfp.c, codec.c and the others
-# above are already built).
+# above are already built) nor CUDA (exec_cuda.c).
 pinc="$inc -I$src/src/tune -I$src/src/sim -I$src/src/exec -I$src/src/transport/mem"
 pobjs=$objs
-for f in "$src"/src/algo/*.c "$src"/src/sched/*.c "$src"/src/exec/*.c "$src"/src/kernels/*.c \
+for f in "$src"/src/algo/*.c "$src"/src/sched/*.c "$src"/src/exec/exec.c "$src"/src/kernels/*.c \
          "$src"/src/tune/*.c "$src"/src/sim/*.c "$src"/src/transport/mem/*.c "$src/src/core/config.c"; do
   o="$out/obj/p_$(basename "$f" .c).o"
   # shellcheck disable=SC2086
