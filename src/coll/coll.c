@@ -100,9 +100,11 @@ static pccl_status_t check_overlap(pccl_comm_t *comm, int rank, call_t *c) {
  * (a rank's memory is its own affair: ranks may differ). */
 static pccl_status_t check_memory(pccl_comm_t *comm, call_t *c) {
   const char *api = infos[c->coll].api;
-  int ks = c->use_send ? pccl__device_classify(c->sendbuf) : -2;
-  int kr = c->use_recv ? pccl__device_classify(c->recvbuf) : -2;
-  if (ks == -1 || kr == -1) return pccl__error(comm, PCCL_ERR_CONFIG, api, "%s", pccl__device_why());
+  int ks = -1, kr = -1;
+  pccl_status_t st = PCCL_OK;
+  if (c->use_send) st = pccl__device_classify(c->sendbuf, &ks);
+  if (st == PCCL_OK && c->use_recv) st = pccl__device_classify(c->recvbuf, &kr);
+  if (st != PCCL_OK) return pccl__error(comm, st, api, "%s", pccl__device_error());
   if (ks >= 0 && kr >= 0 && ks != kr)
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
                        "sendbuf is %s memory and recvbuf %s memory: both must be on the host or "
@@ -384,14 +386,21 @@ static pccl_status_t scratch_plan(pccl_comm_t *comm, const call_t *c, const pccl
   size_t largest = (c->send_elems > c->recv_elems ? c->send_elems : c->recv_elems) * es;
   *seg = 0;
   if (c->piece || largest <= limit / PCCL_TMP_FACTOR_MAX) return PCCL_OK;
-  int64_t need = -(int64_t)s->tmp_elems; /* the minimum of negatives: the maximum */
-  char algo[sizeof comm->last_algo];       /* the agreement is not the user's call */
+  /* minima of negatives: the largest scratch, and whether any rank's
+   * buffers are device memory (streaming must be refused on every rank) */
+  int64_t need[2] = {-(int64_t)s->tmp_elems, -(int64_t)c->device};
+  char algo[sizeof comm->last_algo]; /* the agreement is not the user's call */
   snprintf(algo, sizeof algo, "%s", comm->last_algo);
-  pccl_status_t st = allreduce_min(comm, &need, 1);
+  pccl_status_t st = allreduce_min(comm, need, 2);
   snprintf(comm->last_algo, sizeof comm->last_algo, "%s", algo);
   if (st != PCCL_OK) return st;
-  size_t tmp_max = (size_t)-need;
+  size_t tmp_max = (size_t)-need[0];
   if (tmp_max * es <= limit) return PCCL_OK;
+  if (need[1] && pccl__stream_stage_blocks(c->coll, comm->size) > 0)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, infos[c->coll].api,
+                       "its scratch exceeds PCCL_MAX_SCRATCH, and streaming %s through host staging "
+                       "is not built for device buffers (some rank passed them) yet: raise "
+                       "PCCL_MAX_SCRATCH", pccl_coll_name(c->coll));
   /* per element of a piece: the scratch the algorithm needs (it grows in
    * proportion) plus staging; 10% and a few blocks spare for rounding */
   double per = (double)tmp_max / (double)c->count +
@@ -403,11 +412,6 @@ static pccl_status_t scratch_plan(pccl_comm_t *comm, const call_t *c, const pccl
 }
 
 static pccl_status_t stream(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice, size_t seg) {
-  if (c->device && pccl__stream_stage_blocks(c->coll, comm->size) > 0)
-    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, infos[c->coll].api,
-                       "its scratch exceeds PCCL_MAX_SCRATCH, and streaming %s through host staging "
-                       "is not built for device buffers yet: raise PCCL_MAX_SCRATCH",
-                       pccl_coll_name(c->coll));
   /* the scratch kept from earlier calls counts too: drop what exceeds a piece's */
   size_t stage = pccl__stream_stage_blocks(c->coll, comm->size) * seg * c->esize;
   if (comm->tmp_bytes + stage > comm->scratch_limit) pccl__comm_free_tmp(comm);
@@ -561,5 +565,10 @@ pccl_status_t pccl__coll_check(pccl_coll_t coll, int rank, int size, const void 
     return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl", "unknown collective %d", (int)coll);
   call_t c = {.coll = coll, .sendbuf = sendbuf, .recvbuf = (void *)recvbuf, .count = count,
               .dtype = dtype, .op = op, .root = root};
-  return validate(NULL, rank, size, &c);
+  pccl_status_t st = validate(NULL, rank, size, &c);
+  /* its callers (the engine) pack and move buffers on the host */
+  if (st == PCCL_OK && c.device)
+    st = pccl__error(NULL, PCCL_ERR_UNSUPPORTED, infos[coll].api,
+                     "device buffers are not supported here yet (host buffers only)");
+  return st;
 }

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu.h"
 #include "stage_transport.h"
@@ -20,18 +21,28 @@ struct pccl_comm_device {
   size_t tmp_bytes;
   uint32_t *perm;
   size_t perm_words;
-  const uint32_t *perm_of; /* the host cycles perm holds a copy of */
+  uint32_t *perm_host; /* what perm holds (perm_words words; nperm_up of them) */
+  size_t nperm_up;
   pccl_stage_t stage;
 };
 
 static _Thread_local char t_error[256];
 
-int pccl__device_classify(const void *buf) {
-  int n = pccl__gpu_devices();
-  return n < 0 ? -1 : n == 0 ? 0 : pccl__gpu_is_device(buf);
+pccl_status_t pccl__device_classify(const void *buf, int *is_device) {
+  *is_device = 0;
+  if (pccl__gpu_devices() < 0) {
+    snprintf(t_error, sizeof t_error, "%s", pccl__gpu_why_none());
+    return PCCL_ERR_CONFIG;
+  }
+  int k = pccl__gpu_is_device(buf);
+  if (k < 0) {
+    snprintf(t_error, sizeof t_error, "cannot tell where a buffer lies: %s", pccl__gpu_last_error());
+    return PCCL_ERR_INTERNAL;
+  }
+  *is_device = k;
+  return PCCL_OK;
 }
 
-const char *pccl__device_why(void) { return pccl__gpu_why_none(); }
 const char *pccl__device_error(void) { return t_error; }
 
 /* Staging hooks: CUDA copies on the communicator's stream, waited for. */
@@ -81,21 +92,29 @@ static pccl_status_t grow_tmp(struct pccl_comm_device *d, size_t bytes) {
   return PCCL_OK;
 }
 
-/* The schedule's cycles on the device; uploaded again only when the
- * schedule (from the communicator's cache) changes. */
+/* The schedule's cycles on the device; uploaded again only when they
+ * differ from the last ones (compared by content: a schedule evicted from
+ * the cache may leave its address to another). */
 static pccl_status_t upload_perm(struct pccl_comm_device *d, const pccl_sched_t *s) {
-  if (s->nperm == 0 || d->perm_of == s->perm) return PCCL_OK;
+  size_t bytes = s->nperm * sizeof(uint32_t);
+  if (s->nperm == 0 || (s->nperm == d->nperm_up && memcmp(d->perm_host, s->perm, bytes) == 0))
+    return PCCL_OK;
   if (s->nperm > d->perm_words) {
     void *p = NULL;
-    pccl_status_t st = pccl__gpu_alloc(&p, s->nperm * sizeof(uint32_t));
-    if (st != PCCL_OK) return fail(st, "device permutation cycles");
+    uint32_t *h = malloc(bytes);
+    pccl_status_t st = h ? pccl__gpu_alloc(&p, bytes) : PCCL_ERR_NO_MEMORY;
+    if (st != PCCL_OK) return free(h), fail(st, "device permutation cycles");
     pccl__gpu_free(d->perm);
+    free(d->perm_host);
     d->perm = p;
+    d->perm_host = h;
     d->perm_words = s->nperm;
   }
-  pccl_status_t st = copy_sync(d, d->perm, s->perm, s->nperm * sizeof(uint32_t));
+  d->nperm_up = 0;
+  pccl_status_t st = copy_sync(d, d->perm, s->perm, bytes);
   if (st != PCCL_OK) return fail(st, "uploading permutation cycles");
-  d->perm_of = s->perm;
+  memcpy(d->perm_host, s->perm, bytes);
+  d->nperm_up = s->nperm;
   return PCCL_OK;
 }
 
@@ -126,6 +145,7 @@ void pccl__device_free(pccl_comm_t *comm) {
   pccl_stage_free(&d->stage);
   pccl__gpu_free(d->tmp);
   pccl__gpu_free(d->perm);
+  free(d->perm_host);
   pccl__gpu_stream_destroy(d->stream);
   free(d);
   comm->device = NULL;
@@ -133,12 +153,12 @@ void pccl__device_free(pccl_comm_t *comm) {
 
 #else /* no CUDA: every buffer is host memory */
 
-int pccl__device_classify(const void *buf) {
+pccl_status_t pccl__device_classify(const void *buf, int *is_device) {
   (void)buf;
-  return 0;
+  *is_device = 0;
+  return PCCL_OK;
 }
 
-const char *pccl__device_why(void) { return "pccl was built without CUDA"; }
 const char *pccl__device_error(void) { return "pccl was built without CUDA"; }
 
 pccl_status_t pccl__device_prepare(pccl_comm_t *comm, const pccl_sched_t *s, size_t esize,

@@ -8,10 +8,10 @@
 #include "comm.h"
 #include "exec.h"
 
-/* 1: device memory, 0: host memory; -1 when PCCL_CUDA is malformed (the
- * reason in pccl__device_why()). */
-int pccl__device_classify(const void *buf);
-const char *pccl__device_why(void);
+/* *is_device: 1 for device memory, 0 for host memory. PCCL_ERR_CONFIG
+ * when PCCL_CUDA is malformed, PCCL_ERR_INTERNAL when CUDA cannot tell (a
+ * failed device); the reason in pccl__device_error(). */
+pccl_status_t pccl__device_classify(const void *buf, int *is_device);
 
 /* Readies comm to run `s` on device buffers of `esize`-byte elements:
  * *tmp is the schedule's device scratch, *dev the executor's device

@@ -25,8 +25,10 @@ int pccl__gpu_devices(void);
 /* Why pccl__gpu_devices() is 0 ("" when it is not). */
 const char *pccl__gpu_why_none(void);
 
-/* 1 when p is device (or managed) memory, 0 for host memory. Host memory
- * whenever pccl__gpu_devices() is 0, without asking CUDA. */
+/* 1 when p is device (or managed) memory, 0 for host memory, -1 when CUDA
+ * fails to tell (pccl__gpu_last_error says why). Host memory without
+ * asking CUDA about p whenever pccl__gpu_devices() is 0 or no device's
+ * primary context is active (CUDA's runtime allocates only inside one). */
 int pccl__gpu_is_device(const void *p);
 
 const char *pccl__gpu_last_error(void);

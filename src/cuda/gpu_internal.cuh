@@ -21,6 +21,10 @@ static inline unsigned pccl_gpu_blocks(size_t units) {
   return (unsigned)(b < 1 ? 1 : b > PCCL_GPU_MAX_BLOCKS ? PCCL_GPU_MAX_BLOCKS : b);
 }
 
+/* Before a launch: drops an earlier, unrelated error the runtime still
+ * holds, so that the check after it reports the launch's own. */
+static inline void pccl_gpu_clear(void) { cudaGetLastError(); }
+
 /* After a launch: the launch's own error, if any. */
 static inline pccl_status_t pccl_gpu_launched(const char *what) {
   cudaError_t e = cudaGetLastError();

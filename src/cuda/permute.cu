@@ -35,6 +35,7 @@ extern "C" pccl_status_t pccl__gpu_permute(void *base, size_t block_bytes, const
                                            size_t nwords, void *stream) {
   if (nwords == 0 || block_bytes == 0) return PCCL_OK;
   cudaStream_t s = (cudaStream_t)stream;
+  pccl_gpu_clear();
   uintptr_t at = (uintptr_t)base;
   if (block_bytes % 16 == 0 && at % 16 == 0) return launch<uint4>(base, block_bytes, cycles, nwords, s);
   if (block_bytes % 4 == 0 && at % 4 == 0) return launch<uint32_t>(base, block_bytes, cycles, nwords, s);

@@ -18,12 +18,19 @@
   struct max_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_NATIVE(C, C, PCCL_OP_MAX, x, y); } };  \
   struct div_##tag { typedef C T; __device__ static C op(C x, int d) { return PCCL_DIV_NATIVE(C, x, d); } };
 
-#define HALF_ELEM(tag, OP, x, y) PCCL_ELEM_HALF(PCCL_TO_F32_##tag, PCCL_FROM_F32_##tag, OP, x, y)
+#define FLOAT_OPS(tag, C, W)                                                                                     \
+  struct sum_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_FLOAT(PCCL_CANON_##tag, PCCL_OP_SUM, x, y); } };  \
+  struct prod_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_FLOAT(PCCL_CANON_##tag, PCCL_OP_PROD, x, y); } }; \
+  struct min_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_FLOAT(PCCL_PICK, PCCL_OP_MIN, x, y); } };  \
+  struct max_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_FLOAT(PCCL_PICK, PCCL_OP_MAX, x, y); } };  \
+  struct div_##tag { typedef C T; __device__ static C op(C x, int d) { return PCCL_DIV_FLOAT(PCCL_CANON_##tag, x, d); } };
+
+#define HALF_ELEM(tag, CANON, OP, x, y) PCCL_ELEM_HALF(PCCL_TO_F32_##tag, PCCL_FROM_F32_##tag, CANON, OP, x, y)
 #define HALF_OPS(tag, C, W)                                                                             \
-  struct sum_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_OP_SUM, x, y); } };  \
-  struct prod_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_OP_PROD, x, y); } }; \
-  struct min_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_OP_MIN, x, y); } };  \
-  struct max_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_OP_MAX, x, y); } };  \
+  struct sum_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, pccl_canon_f32, PCCL_OP_SUM, x, y); } };  \
+  struct prod_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, pccl_canon_f32, PCCL_OP_PROD, x, y); } }; \
+  struct min_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_PICK, PCCL_OP_MIN, x, y); } };  \
+  struct max_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_PICK, PCCL_OP_MAX, x, y); } };  \
   struct div_##tag { typedef C T; __device__ static C op(C x, int d) {                                 \
     return PCCL_DIV_HALF(PCCL_TO_F32_##tag, PCCL_FROM_F32_##tag, x, d); } };
 
@@ -99,6 +106,7 @@ extern "C" pccl_status_t pccl__gpu_reduce(void *dst, const void *a, const void *
                                           pccl_dtype_t dtype, pccl_op_t op, void *stream) {
   if ((unsigned)dtype >= PCCL_DTYPE_COUNT || (unsigned)op >= PCCL_OP_COUNT) return PCCL_ERR_INVALID_ARGUMENT;
   if (n == 0) return PCCL_OK;
+  pccl_gpu_clear();
   return reduce_table[dtype][op == PCCL_AVG ? PCCL_SUM : op](dst, a, b, n, (cudaStream_t)stream);
 }
 
@@ -106,5 +114,6 @@ extern "C" pccl_status_t pccl__gpu_divide(void *dst, size_t n, pccl_dtype_t dtyp
                                           void *stream) {
   if ((unsigned)dtype >= PCCL_DTYPE_COUNT || divisor == 0) return PCCL_ERR_INVALID_ARGUMENT;
   if (n == 0) return PCCL_OK;
+  pccl_gpu_clear();
   return divide_table[dtype](dst, n, divisor, (cudaStream_t)stream);
 }

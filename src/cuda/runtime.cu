@@ -2,6 +2,7 @@
  * telling device pointers from host ones, copies, waits, allocations, and
  * the per-thread detail of the last failure. */
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,12 +54,42 @@ const char *pccl__gpu_why_none(void) {
   return g_why;
 }
 
+/* Whether some device's primary context is active. Memory from CUDA's
+ * runtime lives in one, so without any a pointer is host memory, and
+ * looking no further spares host-only programs on GPU machines the
+ * context that asking the runtime about a pointer would create. The
+ * driver's own query is found in the driver the runtime loaded. */
+typedef int (*ctx_state_fn)(int device, unsigned int *flags, int *active);
+static ctx_state_fn g_ctx_state;
+static pthread_once_t g_ctx_once = PTHREAD_ONCE_INIT;
+
+static void find_ctx_state(void) {
+  void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (driver) g_ctx_state = (ctx_state_fn)dlsym(driver, "cuDevicePrimaryCtxGetState");
+}
+
+static int any_context(void) {
+  pthread_once(&g_ctx_once, find_ctx_state);
+  if (!g_ctx_state) return 1; /* cannot tell: ask about the pointer */
+  for (int d = 0; d < g_devices; d++) {
+    unsigned int flags = 0;
+    int active = 0;
+    if (g_ctx_state(d, &flags, &active) != 0 || active) return 1;
+  }
+  return 0;
+}
+
 int pccl__gpu_is_device(const void *p) {
-  if (pccl__gpu_devices() <= 0 || p == NULL) return 0;
+  if (pccl__gpu_devices() <= 0 || p == NULL || !any_context()) return 0;
   cudaPointerAttributes a;
-  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    cudaGetLastError(); /* older runtimes fail on plain host pointers */
+  cudaError_t e = cudaPointerGetAttributes(&a, p);
+  if (e == cudaErrorInvalidValue) { /* older runtimes: a plain host pointer */
+    cudaGetLastError();
     return 0;
+  }
+  if (e != cudaSuccess) { /* a failed device: guessing "host" would crash */
+    pccl__gpu_fail(e, "cudaPointerGetAttributes");
+    return -1;
   }
   return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }

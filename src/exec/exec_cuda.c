@@ -16,7 +16,11 @@ static pccl_status_t cuda_reduce(const pccl_exec_t *x, void *dst, const void *a,
   return done(x, pccl__gpu_reduce(dst, a, b, n, d->dtype, d->op, d->stream));
 }
 
+/* CUDA's copies do not take overlapping ranges (the CPU's memmove does);
+ * no generator writes such a copy, and one would be a bug to report. */
 static pccl_status_t cuda_copy(const pccl_exec_t *x, void *dst, const void *src, size_t bytes) {
+  const char *d = dst, *s = src;
+  if (d != s && d < s + bytes && s < d + bytes) return PCCL_ERR_INTERNAL;
   return done(x, pccl__gpu_copy(dst, src, bytes, x->device->stream));
 }
 

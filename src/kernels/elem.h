@@ -6,30 +6,48 @@
  * so they wrap in two's complement instead of overflowing; min and max
  * compare in the type itself. 16-bit floats are widened to float32, operated
  * on, and rounded back to nearest even (half.h). A NaN operand of min/max
- * is kept only when it is the first one, on both sides. */
+ * is kept only when it is the first one, on both sides. A NaN that
+ * arithmetic (sum, product, division) produces is always the one quiet NaN
+ * 0x7FC00000 (float64: 0x7FF8...): x86 keeps an operand's payload or makes
+ * a negative NaN, GPUs make one of their own, and every rank and device
+ * must write the same bits. */
 #ifndef PCCL_ELEM_H
 #define PCCL_ELEM_H
 
 #include "half.h"
+
+PCCL_HD float pccl_canon_f32(float r) { return r != r ? pccl_bits_f32(0x7FC00000u) : r; }
+
+PCCL_HD double pccl_canon_f64(double r) {
+  uint64_t u = 0x7FF8000000000000ull;
+  double nan;
+  memcpy(&nan, &u, sizeof nan);
+  return r != r ? nan : r;
+}
 
 #define PCCL_OP_SUM(x, y) ((x) + (y))
 #define PCCL_OP_PROD(x, y) ((x) * (y))
 #define PCCL_OP_MIN(x, y) ((y) < (x) ? (y) : (x))
 #define PCCL_OP_MAX(x, y) ((y) > (x) ? (y) : (x))
 
-/* Storage type C, arithmetic in W. */
+/* Integers: storage type C, arithmetic in W. */
 #define PCCL_ELEM_NATIVE(C, W, OP, x, y) ((C)(W)OP((W)(x), (W)(y)))
-/* 16-bit floats stored as uint16_t. */
-#define PCCL_ELEM_HALF(TO_F32, FROM_F32, OP, x, y) (FROM_F32(OP(TO_F32(x), TO_F32(y))))
+/* float32 / float64 (CANON: pccl_canon_f32 / _f64) and 16-bit floats
+ * stored as uint16_t; min and max pass `PCCL_PICK` (no canonical NaN). */
+#define PCCL_PICK(r) (r)
+#define PCCL_ELEM_FLOAT(CANON, OP, x, y) (CANON(OP((x), (y))))
+#define PCCL_ELEM_HALF(TO_F32, FROM_F32, CANON, OP, x, y) (FROM_F32(CANON(OP(TO_F32(x), TO_F32(y)))))
 
 /* The AVG op's division in the type's own arithmetic (C's truncation for
  * integers); the divisor stays an int so 128 ranks do not wrap an int8. */
 #define PCCL_DIV_NATIVE(C, x, divisor) ((C)((x) / (divisor)))
-#define PCCL_DIV_HALF(TO_F32, FROM_F32, x, divisor) (FROM_F32(TO_F32(x) / (float)(divisor)))
+#define PCCL_DIV_FLOAT(CANON, x, divisor) (CANON((x) / (divisor)))
+#define PCCL_DIV_HALF(TO_F32, FROM_F32, x, divisor) (FROM_F32(pccl_canon_f32(TO_F32(x) / (float)(divisor))))
 
 /* X(tag, C, W, kind): every datatype in pccl_dtype_t order; kind is NATIVE
- * or HALF, W the arithmetic type (NATIVE) or unused. 16-bit float rows name
- * their converters through PCCL_TO_F32_<tag> / PCCL_FROM_F32_<tag>. */
+ * (integers, W the arithmetic type), FLOAT or HALF (W unused). Float rows
+ * name their canonical NaN through PCCL_CANON_<tag>, 16-bit ones their
+ * converters through PCCL_TO_F32_<tag> / PCCL_FROM_F32_<tag>. */
 #define PCCL_DTYPE_MAP(X)                \
   X(i8, int8_t, uint8_t, NATIVE)         \
   X(u8, uint8_t, uint8_t, NATIVE)        \
@@ -39,9 +57,11 @@
   X(u64, uint64_t, uint64_t, NATIVE)     \
   X(f16, uint16_t, float, HALF)          \
   X(bf16, uint16_t, float, HALF)         \
-  X(f32, float, float, NATIVE)           \
-  X(f64, double, double, NATIVE)
+  X(f32, float, float, FLOAT)            \
+  X(f64, double, double, FLOAT)
 
+#define PCCL_CANON_f32 pccl_canon_f32
+#define PCCL_CANON_f64 pccl_canon_f64
 #define PCCL_TO_F32_f16 pccl_f16_to_f32
 #define PCCL_FROM_F32_f16 pccl_f32_to_f16
 #define PCCL_TO_F32_bf16 pccl_bf16_to_f32

@@ -268,7 +268,36 @@ static void test_permute(void) {
   }
 }
 
+/* NaNs that sums, products and the AVG division produce are the one quiet
+ * NaN of each type whatever the operands' payloads or signs (elem.h), so
+ * that CPUs and GPUs write the same bits. */
+static void test_canonical_nan(void) {
+  const uint32_t f32_in[][2] = {{0x7FC12345u, 0x3F800000u}, {0xFFC00001u, 0x3F800000u},
+                                {0x7F800000u, 0xFF800000u}, {0x3F800000u, 0xFFA00000u}};
+  for (size_t k = 0; k < 4; k++) {
+    uint32_t got;
+    pccl_kernel_reduce(PCCL_FLOAT32, PCCL_SUM)(&got, &f32_in[k][0], &f32_in[k][1], 1);
+    expect(got == 0x7FC00000u, "float32 sum NaN is canonical", k);
+  }
+  const uint64_t f64_in[][2] = {{0x7FF8000000000123ull, 0x3FF0000000000000ull},
+                                {0x0000000000000000ull, 0xFFF0000000000000ull}};
+  for (size_t k = 0; k < 2; k++) {
+    uint64_t got;
+    pccl_kernel_reduce(PCCL_FLOAT64, PCCL_PROD)(&got, &f64_in[k][0], &f64_in[k][1], 1);
+    expect(got == 0x7FF8000000000000ull, "float64 product NaN is canonical", k);
+  }
+  uint16_t h[2] = {0xFE01u, 0x3C00u}, b[2] = {0xFFC1u, 0x3F80u}, got16;
+  pccl_kernel_reduce(PCCL_FLOAT16, PCCL_SUM)(&got16, &h[0], &h[1], 1);
+  expect(got16 == 0x7E00u, "float16 sum NaN is canonical", 0);
+  pccl_kernel_reduce(PCCL_BFLOAT16, PCCL_SUM)(&got16, &b[0], &b[1], 1);
+  expect(got16 == 0x7FC0u, "bfloat16 sum NaN is canonical", 0);
+  uint32_t q = 0xFFC12345u;
+  pccl_kernel_divide(PCCL_FLOAT32)(&q, 1, 3);
+  expect(q == 0x7FC00000u, "float32 AVG division NaN is canonical", 0);
+}
+
 int main(void) {
+  test_canonical_nan();
   test_int(PCCL_INT8, 8, 1);
   test_int(PCCL_UINT8, 8, 0);
   test_int(PCCL_INT32, 32, 1);
