@@ -25,14 +25,14 @@
   struct max_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_FLOAT(PCCL_PICK, PCCL_OP_MAX, x, y); } };  \
   struct div_##tag { typedef C T; __device__ static C op(C x, int d) { return PCCL_DIV_FLOAT(PCCL_CANON_##tag, x, d); } };
 
-#define HALF_ELEM(tag, CANON, OP, x, y) PCCL_ELEM_HALF(PCCL_TO_F32_##tag, PCCL_FROM_F32_##tag, CANON, OP, x, y)
+#define HALF_ELEM(tag, FROM, OP, x, y) PCCL_ELEM_HALF(PCCL_TO_F32_##tag, FROM, OP, x, y)
 #define HALF_OPS(tag, C, W)                                                                             \
-  struct sum_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, pccl_canon_f32, PCCL_OP_SUM, x, y); } };  \
-  struct prod_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, pccl_canon_f32, PCCL_OP_PROD, x, y); } }; \
-  struct min_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_PICK, PCCL_OP_MIN, x, y); } };  \
-  struct max_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_PICK, PCCL_OP_MAX, x, y); } };  \
+  struct sum_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_FROM_F32_CANON_##tag, PCCL_OP_SUM, x, y); } };  \
+  struct prod_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_FROM_F32_CANON_##tag, PCCL_OP_PROD, x, y); } }; \
+  struct min_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_FROM_F32_##tag, PCCL_OP_MIN, x, y); } };  \
+  struct max_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_FROM_F32_##tag, PCCL_OP_MAX, x, y); } };  \
   struct div_##tag { typedef C T; __device__ static C op(C x, int d) {                                 \
-    return PCCL_DIV_HALF(PCCL_TO_F32_##tag, PCCL_FROM_F32_##tag, x, d); } };
+    return PCCL_DIV_HALF(PCCL_TO_F32_##tag, PCCL_FROM_F32_CANON_##tag, x, d); } };
 
 #define OPS(tag, C, W, kind) kind##_OPS(tag, C, W)
 PCCL_DTYPE_MAP(OPS)

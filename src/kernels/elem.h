@@ -32,22 +32,24 @@ PCCL_HD double pccl_canon_f64(double r) {
 
 /* Integers: storage type C, arithmetic in W. */
 #define PCCL_ELEM_NATIVE(C, W, OP, x, y) ((C)(W)OP((W)(x), (W)(y)))
-/* float32 / float64 (CANON: pccl_canon_f32 / _f64) and 16-bit floats
- * stored as uint16_t; min and max pass `PCCL_PICK` (no canonical NaN). */
+/* float32 / float64 (CANON: pccl_canon_f32 / _f64; min and max pass
+ * PCCL_PICK), and 16-bit floats stored as uint16_t (arithmetic rounds back
+ * with the canonical-NaN converter, min and max with the plain one). */
 #define PCCL_PICK(r) (r)
 #define PCCL_ELEM_FLOAT(CANON, OP, x, y) (CANON(OP((x), (y))))
-#define PCCL_ELEM_HALF(TO_F32, FROM_F32, CANON, OP, x, y) (FROM_F32(CANON(OP(TO_F32(x), TO_F32(y)))))
+#define PCCL_ELEM_HALF(TO_F32, FROM_F32, OP, x, y) (FROM_F32(OP(TO_F32(x), TO_F32(y))))
 
 /* The AVG op's division in the type's own arithmetic (C's truncation for
  * integers); the divisor stays an int so 128 ranks do not wrap an int8. */
 #define PCCL_DIV_NATIVE(C, x, divisor) ((C)((x) / (divisor)))
 #define PCCL_DIV_FLOAT(CANON, x, divisor) (CANON((x) / (divisor)))
-#define PCCL_DIV_HALF(TO_F32, FROM_F32, x, divisor) (FROM_F32(pccl_canon_f32(TO_F32(x) / (float)(divisor))))
+#define PCCL_DIV_HALF(TO_F32, FROM_F32, x, divisor) (FROM_F32(TO_F32(x) / (float)(divisor)))
 
 /* X(tag, C, W, kind): every datatype in pccl_dtype_t order; kind is NATIVE
  * (integers, W the arithmetic type), FLOAT or HALF (W unused). Float rows
  * name their canonical NaN through PCCL_CANON_<tag>, 16-bit ones their
- * converters through PCCL_TO_F32_<tag> / PCCL_FROM_F32_<tag>. */
+ * converters through PCCL_TO_F32_<tag>, PCCL_FROM_F32_<tag> and
+ * PCCL_FROM_F32_CANON_<tag>. */
 #define PCCL_DTYPE_MAP(X)                \
   X(i8, int8_t, uint8_t, NATIVE)         \
   X(u8, uint8_t, uint8_t, NATIVE)        \
@@ -64,7 +66,9 @@ PCCL_HD double pccl_canon_f64(double r) {
 #define PCCL_CANON_f64 pccl_canon_f64
 #define PCCL_TO_F32_f16 pccl_f16_to_f32
 #define PCCL_FROM_F32_f16 pccl_f32_to_f16
+#define PCCL_FROM_F32_CANON_f16 pccl_f32_to_f16_canon
 #define PCCL_TO_F32_bf16 pccl_bf16_to_f32
 #define PCCL_FROM_F32_bf16 pccl_f32_to_bf16
+#define PCCL_FROM_F32_CANON_bf16 pccl_f32_to_bf16_canon
 
 #endif /* PCCL_ELEM_H */

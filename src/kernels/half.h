@@ -24,12 +24,18 @@ PCCL_HD float pccl_bits_f32(uint32_t u) {
 
 PCCL_HD float pccl_bf16_to_f32(uint16_t h) { return pccl_bits_f32((uint32_t)h << 16); }
 
-PCCL_HD uint16_t pccl_f32_to_bf16(float f) {
+/* With `canonical` (a constant, folded away) every NaN becomes the one
+ * quiet NaN (0x7FC0, float16 0x7E00), as arithmetic results must be
+ * (elem.h); without, a NaN keeps its sign and payload, made quiet. */
+PCCL_HD uint16_t pccl__f32_to_bf16(float f, int canonical) {
   uint32_t u = pccl_f32_bits(f);
   uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-  uint32_t nan = (u >> 16) | 0x40u; /* keep sign and payload, force quiet */
+  uint32_t nan = canonical ? 0x7FC0u : (u >> 16) | 0x40u; /* quiet */
   return (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
 }
+
+PCCL_HD uint16_t pccl_f32_to_bf16(float f) { return pccl__f32_to_bf16(f, 0); }
+PCCL_HD uint16_t pccl_f32_to_bf16_canon(float f) { return pccl__f32_to_bf16(f, 1); }
 
 PCCL_HD float pccl_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
@@ -42,7 +48,7 @@ PCCL_HD float pccl_f16_to_f32(uint16_t h) {
   return pccl_bits_f32(sign | mag);
 }
 
-PCCL_HD uint16_t pccl_f32_to_f16(float f) {
+PCCL_HD uint16_t pccl__f32_to_f16(float f, int canonical) {
   uint32_t u = pccl_f32_bits(f);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t x = u & 0x7FFFFFFFu;
@@ -58,7 +64,10 @@ PCCL_HD uint16_t pccl_f32_to_f16(float f) {
                  : x >= 0x477FF000u ? 0x7C00u /* rounds to Inf (>= 65520) */
                  : x >= 0x38800000u ? normal
                                     : sub;
-  return (uint16_t)(sign | mag);
+  return (uint16_t)(canonical && x > 0x7F800000u ? 0x7E00u : sign | mag);
 }
+
+PCCL_HD uint16_t pccl_f32_to_f16(float f) { return pccl__f32_to_f16(f, 0); }
+PCCL_HD uint16_t pccl_f32_to_f16_canon(float f) { return pccl__f32_to_f16(f, 1); }
 
 #endif /* PCCL_HALF_H */

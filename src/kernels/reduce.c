@@ -51,14 +51,13 @@
   LOOP(reduce_max_##tag, C, FLOAT(tag, PCCL_PICK, PCCL_OP_MAX))          \
   DIVIDE(tag, C, PCCL_DIV_FLOAT(PCCL_CANON_##tag, d[i], divisor))
 
-#define HALF(tag, CANON, OP) \
-  PCCL_ELEM_HALF(PCCL_TO_F32_##tag, PCCL_FROM_F32_##tag, CANON, OP, x[i], y[i])
-#define DEFINE_HALF(tag, C, W)                                         \
-  LOOP(reduce_sum_##tag, C, HALF(tag, pccl_canon_f32, PCCL_OP_SUM))    \
-  LOOP(reduce_prod_##tag, C, HALF(tag, pccl_canon_f32, PCCL_OP_PROD))  \
-  LOOP(reduce_min_##tag, C, HALF(tag, PCCL_PICK, PCCL_OP_MIN))         \
-  LOOP(reduce_max_##tag, C, HALF(tag, PCCL_PICK, PCCL_OP_MAX))         \
-  DIVIDE(tag, C, PCCL_DIV_HALF(PCCL_TO_F32_##tag, PCCL_FROM_F32_##tag, d[i], divisor))
+#define HALF(tag, FROM, OP) PCCL_ELEM_HALF(PCCL_TO_F32_##tag, FROM, OP, x[i], y[i])
+#define DEFINE_HALF(tag, C, W)                                                  \
+  LOOP(reduce_sum_##tag, C, HALF(tag, PCCL_FROM_F32_CANON_##tag, PCCL_OP_SUM))  \
+  LOOP(reduce_prod_##tag, C, HALF(tag, PCCL_FROM_F32_CANON_##tag, PCCL_OP_PROD)) \
+  LOOP(reduce_min_##tag, C, HALF(tag, PCCL_FROM_F32_##tag, PCCL_OP_MIN))        \
+  LOOP(reduce_max_##tag, C, HALF(tag, PCCL_FROM_F32_##tag, PCCL_OP_MAX))        \
+  DIVIDE(tag, C, PCCL_DIV_HALF(PCCL_TO_F32_##tag, PCCL_FROM_F32_CANON_##tag, d[i], divisor))
 
 #define DEFINE(tag, C, W, kind) DEFINE_##kind(tag, C, W)
 PCCL_DTYPE_MAP(DEFINE)
