@@ -286,8 +286,8 @@ PCCL_API pccl_status_t pccl_compressed_info(const void *src, size_t src_size,
  * (PCCL_ERR_INVALID_ARGUMENT otherwise). The call waits for the work already
  * queued on the device, and returns with the result in place; results are
  * bit for bit those on host buffers. Compressed calls on device buffers are
- * PCCL_ERR_UNSUPPORTED (docs/gpu.md). A malformed PCCL_CUDA makes every call
- * PCCL_ERR_CONFIG. */
+ * PCCL_ERR_UNSUPPORTED (docs/gpu.md). A malformed PCCL_CUDA is PCCL_ERR_CONFIG
+ * at communicator creation. */
 
 PCCL_API pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count,
                                       pccl_dtype_t dtype, pccl_comm_t *comm);

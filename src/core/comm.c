@@ -140,7 +140,9 @@ static pccl_status_t gather_topology(pccl_comm_t *c, const char *where) {
 
 /* Reads PCCL_ALGO, PCCL_RANKS_PER_NODE (0 in *per_node when unset),
  * PCCL_SHM (1 when unset), PCCL_HIER_INTRA (ring when unset), PCCL_TIMEOUT,
- * PCCL_CHECK and PCCL_MAX_SCRATCH. An empty variable counts as unset, as shells and
+ * PCCL_CHECK and PCCL_MAX_SCRATCH, and checks PCCL_CUDA's form (the CUDA
+ * layer reads it once per process, src/cuda/runtime.cu; builds without
+ * CUDA check it too, so a typo is never silent). An empty variable counts as unset, as shells and
  * CTest clear them that way. */
 static pccl_status_t read_environment(pccl_comm_t *c, long *per_node, long *use_shm) {
   char err[PCCL_ERROR_LEN];
@@ -156,6 +158,11 @@ static pccl_status_t read_environment(pccl_comm_t *c, long *per_node, long *use_
       return pccl__error(NULL, PCCL_ERR_CONFIG, where,
                          "PCCL_HIER_INTRA is '%s'; expected ring or recursive", intra);
   }
+  const char *cuda = getenv("PCCL_CUDA");
+  if (cuda && cuda[0] && strcmp(cuda, "0") && strcmp(cuda, "1") && strcmp(cuda, "off") &&
+      strcmp(cuda, "on") && strcmp(cuda, "auto"))
+    return pccl__error(NULL, PCCL_ERR_CONFIG, where,
+                       "PCCL_CUDA is '%s'; expected 0, 1, off, on or auto", cuda);
   const char *shm = getenv("PCCL_SHM");
   if (shm && shm[0]) {
     pccl_status_t st = pccl__parse_int("PCCL_SHM", shm, 0, 1, use_shm, err, sizeof(err));

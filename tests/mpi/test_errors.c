@@ -242,6 +242,8 @@ static void env_errors(void) {
       {"PCCL_RANKS_PER_NODE", "99999999999999999999999", "99999999999999999999999"},
       {"PCCL_HIER_INTRA", "fast", "fast"},
       {"PCCL_HIER_INTRA", "Ring", "Ring"},
+      {"PCCL_CUDA", "maybe", "maybe"},
+      {"PCCL_CUDA", "yes", "yes"},
       {"PCCL_ALGO", "allgather:ring:4", "takes no parameter"},
       {"PCCL_ALGO", "allgather:recmul:1", "recmul:1"},
       {"PCCL_ALGO", "allgather:recmul:x", "recmul:x"},
