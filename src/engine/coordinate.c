@@ -264,11 +264,9 @@ static int take_announcements(pccl_coord_t *c, int from, pccl_rbuf_t *in, int *s
 
 /* ---- every rank's side ---- */
 
-#define CTL_TIMEOUT (-1) /* ctl_wait's own code, beside MPI's (which are >= 0) */
-
 static pccl_status_t mpi_error(const pccl_engine_t *e, int rc, const char *what, char *why,
                                size_t len) {
-  if (rc == CTL_TIMEOUT) {
+  if (rc == PCCL_CTL_TIMEOUT) {
     snprintf(why, len, "the engine's %s made no progress for %.1f s (PCCL_TIMEOUT): a rank died, "
              "is stuck, or stopped running its engine; the engine has stopped", what, e->ctl_timeout);
     return PCCL_ERR_TIMEOUT;
@@ -285,14 +283,14 @@ static pccl_status_t mpi_error(const pccl_engine_t *e, int rc, const char *what,
  * whole time (Open MPI yields at most), taking the core from the ranks this
  * one waits for and from the training's own threads. Every rank's engine
  * cycles without pause, so a wait longer than PCCL_TIMEOUT means a rank is
- * gone or stuck: CTL_TIMEOUT (the request is left behind; the engine stops). */
-static int ctl_wait(const pccl_engine_t *e, int rc, MPI_Request *req) {
+ * gone or stuck: PCCL_CTL_TIMEOUT (the request is left behind; the engine stops). */
+int pccl_ctl_wait(const pccl_engine_t *e, int rc, MPI_Request *req) {
   int done = 0;
   double start = MPI_Wtime();
   for (int polls = 0; rc == MPI_SUCCESS && !done; polls++) {
     rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
     if (done || polls < PCCL_CTL_POLLS) continue;
-    if (e->ctl_timeout > 0 && MPI_Wtime() - start > e->ctl_timeout) return CTL_TIMEOUT;
+    if (e->ctl_timeout > 0 && MPI_Wtime() - start > e->ctl_timeout) return PCCL_CTL_TIMEOUT;
     nanosleep(&(struct timespec){0, PCCL_CTL_NAP_NS}, NULL);
   }
   return rc;
@@ -331,7 +329,7 @@ static pccl_status_t coordinator_round(pccl_engine_t *e, const pccl_wbuf_t *mine
   if (!lens) return snprintf(why, len, "out of memory"), PCCL_ERR_NO_MEMORY;
   int *displs = lens + p;
   MPI_Request req;
-  rc = ctl_wait(e, MPI_Igather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, e->ctl, &req), &req);
+  rc = pccl_ctl_wait(e, MPI_Igather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, e->ctl, &req), &req);
   if (rc != MPI_SUCCESS) return free(lens), mpi_error(e, rc, "MPI_Gather", why, len);
   size_t total = 0;
   for (int r = 0; r < p; r++) displs[r] = (int)total, total += (size_t)lens[r];
@@ -340,7 +338,7 @@ static pccl_status_t coordinator_round(pccl_engine_t *e, const pccl_wbuf_t *mine
     free(lens), free(all);
     return snprintf(why, len, "out of memory for %zu bytes of requests", total), PCCL_ERR_NO_MEMORY;
   }
-  rc = ctl_wait(e, MPI_Igatherv(mine->data, mylen, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, e->ctl, &req),
+  rc = pccl_ctl_wait(e, MPI_Igatherv(mine->data, mylen, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, e->ctl, &req),
                 &req);
   if (rc != MPI_SUCCESS) return free(lens), free(all), mpi_error(e, rc, "MPI_Gatherv", why, len);
   double now = MPI_Wtime();
@@ -411,9 +409,9 @@ static pccl_status_t negotiate(pccl_engine_t *e, int stop_here, int *stop, char 
   else {
     int mylen = (int)mine.len;
     MPI_Request req;
-    int rc = ctl_wait(e, MPI_Igather(&mylen, 1, MPI_INT, NULL, 0, MPI_INT, 0, e->ctl, &req), &req);
+    int rc = pccl_ctl_wait(e, MPI_Igather(&mylen, 1, MPI_INT, NULL, 0, MPI_INT, 0, e->ctl, &req), &req);
     if (rc == MPI_SUCCESS)
-      rc = ctl_wait(e, MPI_Igatherv(mine.data, mylen, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, 0, e->ctl, &req),
+      rc = pccl_ctl_wait(e, MPI_Igatherv(mine.data, mylen, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, 0, e->ctl, &req),
                     &req);
     if (rc != MPI_SUCCESS) st = mpi_error(e, rc, "MPI_Gatherv", why, len);
   }
@@ -422,13 +420,13 @@ static pccl_status_t negotiate(pccl_engine_t *e, int stop_here, int *stop, char 
   int alen = st == PCCL_OK && e->rank == 0 ? (int)e->coord->answer.len : -1;
   if (e->rank != 0 && st != PCCL_OK) return st;
   MPI_Request req;
-  int rc = ctl_wait(e, MPI_Ibcast(&alen, 1, MPI_INT, 0, e->ctl, &req), &req);
+  int rc = pccl_ctl_wait(e, MPI_Ibcast(&alen, 1, MPI_INT, 0, e->ctl, &req), &req);
   if (rc != MPI_SUCCESS) return mpi_error(e, rc, "MPI_Bcast", why, len);
   if (alen < 0) return st != PCCL_OK ? st : (snprintf(why, len, "rank 0 failed to negotiate"), PCCL_ERR_INTERNAL);
   uint8_t *data = e->rank == 0 ? e->coord->answer.data : malloc(alen ? (size_t)alen : 1);
   int got = data != NULL;
   if (!got) data = (uint8_t *)&alen; /* still take part, then fail */
-  rc = ctl_wait(e, MPI_Ibcast(got ? data : NULL, got ? alen : 0, MPI_BYTE, 0, e->ctl, &req), &req);
+  rc = pccl_ctl_wait(e, MPI_Ibcast(got ? data : NULL, got ? alen : 0, MPI_BYTE, 0, e->ctl, &req), &req);
   bytes += 4 + (uint64_t)alen;
   pccl_engine_stats_t d = {.coordinator_cycles = 1, .coordination_bytes = bytes};
   pccl_engine_count(e, &d);
@@ -531,10 +529,8 @@ static pccl_status_t bitvector_round(pccl_engine_t *e, int stop_here, uint64_t *
   double now = MPI_Wtime();
   uint64_t flags = fill_bits(e, nw, now) | (stop_here ? FLAG_STOP : 0);
   e->bits[0] = ~flags;
-  MPI_Request req;
-  int rc = ctl_wait(e, MPI_Iallreduce(MPI_IN_PLACE, e->bits, (int)words, MPI_UINT64_T, MPI_BAND, e->ctl, &req),
-                    &req);
-  if (rc != MPI_SUCCESS) return mpi_error(e, rc, "bitvector MPI_Allreduce", why, len);
+  int rc = pccl_bitand_run(e, e->bitand, e->bits, &e->ctl_done);
+  if (rc != MPI_SUCCESS) return mpi_error(e, rc, "bitvector all-reduce", why, len);
   *any = ~e->bits[0];
   uint64_t hits = 0;
   for (int pos = 0; pos < cap; pos++) {
@@ -601,8 +597,10 @@ pccl_status_t pccl_coordinate(pccl_engine_t *e, int stop_here, int *stop, char *
     st = bitvector_round(e, stop_here, &any, why, len);
     *stop = (any & FLAG_STOP) != 0;
   }
-  if (st == PCCL_OK && (any & (FLAG_UNCACHED | FLAG_INVALID)))
+  if (st == PCCL_OK && (any & (FLAG_UNCACHED | FLAG_INVALID))) {
     st = negotiate(e, stop_here, stop, why, len);
+    clock_gettime(CLOCK_MONOTONIC, &e->ctl_done);
+  }
   if (st == PCCL_OK && e->rank == 0 && e->stall_s > 0) stall_check(e);
   return st;
 }

@@ -174,8 +174,8 @@ int pccl_engine_push_ready(pccl_engine_t *e, pccl_req_t *r) {
 
 /* ---- the thread ---- */
 
-static void deadline_after(struct timespec *ts, double seconds) {
-  clock_gettime(CLOCK_MONOTONIC, ts);
+static void deadline_after(struct timespec *ts, const struct timespec *from, double seconds) {
+  *ts = *from;
   long long ns = ts->tv_nsec + (long long)(seconds * 1e9);
   ts->tv_sec += (time_t)(ns / 1000000000ll);
   ts->tv_nsec = (long)(ns % 1000000000ll);
@@ -232,15 +232,18 @@ static void *engine_main(void *arg) {
   pccl_status_t st = PCCL_OK;
   int stop = 0;
   struct timespec deadline;
-  deadline_after(&deadline, e->cycle_s);
+  clock_gettime(CLOCK_MONOTONIC, &e->ctl_done);
+  deadline_after(&deadline, &e->ctl_done, e->cycle_s);
   while (!stop && st == PCCL_OK) {
     int stop_here = next_cycle(e, &deadline);
     double t0 = MPI_Wtime();
     st = pccl_coordinate(e, stop_here, &stop, why, sizeof why);
-    /* The next cycle is timed from here, where every rank has just left the
-     * same collective: timed from each rank's own start, the ranks' cycles
-     * would drift apart and each would wait for the latest in the next. */
-    deadline_after(&deadline, e->cycle_s);
+    /* The next cycle is timed from the end of this one's last collective,
+     * which every rank has just left: timed from each rank's own start, the
+     * ranks' cycles would drift apart and each would wait for the latest in
+     * the next. Ranks of a node sharing the bitvector's segment take one
+     * instant for it, however late each was woken. */
+    deadline_after(&deadline, &e->ctl_done, e->cycle_s);
     pccl_engine_stats_t d = {.cycles = 1, .coordination_seconds = MPI_Wtime() - t0};
     pccl_engine_count(e, &d);
     pccl_engine_wake(e); /* requests that failed negotiation */
@@ -268,6 +271,7 @@ static void engine_free(pccl_engine_t *e) {
   pccl_timeline_close(&e->timeline);
   pccl_coord_destroy(e->coord);
   pccl_rcache_free(&e->cache);
+  pccl_bitand_destroy(e->bitand);
   pccl_strmap_free(&e->by_name);
   pccl_strmap_free(&e->inflight);
   pccl_mem_free(e->fusion);
@@ -291,7 +295,8 @@ static pccl_status_t allocate(pccl_engine_t *e, const settings_t *s) {
   pccl_status_t st = PCCL_OK;
   if (!pccl_strmap_init(&e->inflight, 256) || !pccl_strmap_init(&e->by_name, 256) ||
       !pccl_rcache_init(&e->cache, (int)s->cache) || !(e->bits = calloc(1 + 2 * nw, 8)) ||
-      !(e->at_pos = calloc((size_t)s->cache + 1, sizeof(*e->at_pos))))
+      !(e->at_pos = calloc((size_t)s->cache + 1, sizeof(*e->at_pos))) ||
+      (s->cache > 0 && !(e->bitand = pccl_bitand_new(1 + 2 * nw))))
     st = PCCL_ERR_NO_MEMORY;
   if (st == PCCL_OK && e->rank == 0) st = pccl_coord_create(e);
   if (st == PCCL_OK && s->fusion > 0) st = pccl_mem_alloc(&e->fusion, (size_t)s->fusion);
@@ -357,6 +362,8 @@ pccl_status_t pccl_engine_create(pccl_comm_t *comm, const pccl_engine_config_t *
   if (st == PCCL_OK) e->ctl_timeout = e->comm->timeout;
   if (st == PCCL_OK) st = allocate(e, &s);
   st = agree(e, st, &s);
+  if (st == PCCL_OK && e->bitand && pccl_bitand_setup(e, e->bitand) != PCCL_OK)
+    st = pccl__error(NULL, PCCL_ERR_MPI, where, "setting up the bitvector's all-reduce failed in MPI");
   if (st == PCCL_OK && pthread_create(&e->thread, NULL, engine_main, e) != 0)
     st = pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "cannot start the engine's thread");
   if (st != PCCL_OK) {

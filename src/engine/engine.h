@@ -37,9 +37,9 @@ typedef struct {
   int32_t coll, dtype, op, root;
   uint64_t count;
   int32_t ndim;
-  int64_t shape[PCCL_ENGINE_MAX_DIMS];
   int32_t group_size;           /* 0: not in a group */
-  char group[PCCL_NAME_BYTES]; /* the group's first member's name */
+  int64_t shape[PCCL_ENGINE_MAX_DIMS];
+  char group[PCCL_NAME_BYTES]; /* the group's first member's name; read only in a group */
 } pccl_sig_t;
 
 int pccl_sig_equal(const pccl_sig_t *a, const pccl_sig_t *b);
@@ -76,28 +76,31 @@ struct pccl_handle {
   char error[PCCL_ERROR_LEN];
 };
 
+/* What every cycle reads comes first, beside the name's first bytes: a
+ * cycle looks at every pending request, and after a cycle's sleep each
+ * cache line it touches is a miss. */
 typedef struct {
+  int announced;                    /* sent to rank 0, awaiting its answer (by_name has it) */
+  uint32_t tid;                     /* the timeline's row */
+  double t_hit;                     /* first cycle it was a cache hit; 0: not yet */
+  size_t slot;                      /* index in the engine's pending list */
   char name[PCCL_NAME_BYTES];
   pccl_sig_t sig;
   const void *send;
   void *recv;
   pccl_handle_t *handle;
   double t_submit, t_seen;           /* seconds (MPI_Wtime) */
-  double t_hit;                     /* first cycle it was a cache hit; 0: not yet */
-  int announced;                    /* sent to rank 0, awaiting its answer (by_name has it) */
-  uint32_t tid;                     /* the timeline's row */
-  size_t slot;                      /* index in the engine's pending list */
 } pccl_req_t;
 
 /* ---- the response cache (respcache.c) ----
  * Identical on every rank: entries enter in the order rank 0's answers
  * list them and leave by eviction decisions every rank makes on the same
  * data, so a position names the same tensor on every rank. */
-typedef struct {
-  char name[PCCL_NAME_BYTES];
-  pccl_sig_t sig;
+typedef struct { /* a hit reads used, live and the signature's first fields: one cache line */
   uint64_t used; /* last use, for least-recently-used eviction */
   int live;
+  pccl_sig_t sig;
+  char name[PCCL_NAME_BYTES];
 } pccl_rentry_t;
 
 typedef struct {
@@ -129,6 +132,28 @@ uint32_t pccl_timeline_row(pccl_timeline_t *t, const char *name);
 void pccl_timeline_span(pccl_timeline_t *t, uint32_t row, const char *phase, double start,
                         double end);
 void pccl_timeline_close(pccl_timeline_t *t);
+
+/* ---- the bitvector's AND-allreduce (bitand.c) ---- */
+
+typedef struct pccl_bitand pccl_bitand_t;
+
+/* Local: vectors of `words` words; NULL when out of memory. */
+pccl_bitand_t *pccl_bitand_new(size_t words);
+/* Collective over e->ctl, once every rank has its pccl_bitand_new: finds
+ * the node's ranks and maps their shared segment. Fails only when MPI does. */
+pccl_status_t pccl_bitand_setup(pccl_engine_t *e, pccl_bitand_t *b);
+/* Local; leaves nothing behind even when peers are gone. */
+void pccl_bitand_destroy(pccl_bitand_t *b);
+/* ANDs every rank's `bits` in place: MPI_SUCCESS, an MPI error code, or
+ * PCCL_CTL_TIMEOUT. *done (CLOCK_MONOTONIC) is when the answer was ready:
+ * one instant for all ranks of a node, whenever each of them woke. */
+int pccl_bitand_run(const pccl_engine_t *e, pccl_bitand_t *b, uint64_t *bits, struct timespec *done);
+
+/* Waits for a control collective started with return code rc (coordinate.c):
+ * a few polls, then naps. MPI_SUCCESS, MPI's error code, or PCCL_CTL_TIMEOUT
+ * when it made no progress for the engine's PCCL_TIMEOUT. */
+#define PCCL_CTL_TIMEOUT (-1) /* beside MPI's codes, which are >= 0 */
+int pccl_ctl_wait(const pccl_engine_t *e, int rc, MPI_Request *req);
 
 /* ---- the coordinator's table (coordinate.c) ---- */
 typedef struct pccl_coord pccl_coord_t;
@@ -168,6 +193,8 @@ struct pccl_engine {
   pccl_coord_t *coord; /* rank 0 only */
   uint64_t *bits;      /* the bitvector */
   pccl_req_t **at_pos; /* this cycle's request at each cache position it hit */
+  pccl_bitand_t *bitand; /* the bitvector's all-reduce, when the cache is on */
+  struct timespec ctl_done; /* when this cycle's last control collective ended (CLOCK_MONOTONIC) */
   void *fusion;        /* fusion_bytes from pccl_mem_alloc */
   pccl_timeline_t timeline;
   int unwoken; /* requests completed since waiters were last woken */

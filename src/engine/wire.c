@@ -15,7 +15,7 @@ int pccl_sig_equal(const pccl_sig_t *a, const pccl_sig_t *b) {
     return 0;
   for (int i = 0; i < a->ndim; i++)
     if (a->shape[i] != b->shape[i]) return 0;
-  return strcmp(a->group, b->group) == 0;
+  return a->group_size == 0 || strcmp(a->group, b->group) == 0; /* no group: no name to read */
 }
 
 static int reduces(int32_t coll) {
