@@ -137,11 +137,7 @@ int main(void) {
   double *x = malloc(edge * edge * edge * sizeof(double));
   for (int k = 0; k < PCCL_DATA_COUNT; k++)
     for (size_t r = 0; r < 3; r++) {
-      double lo, hi, bound = rel[r];
-      pccl_data_fill((pccl_data_kind_t)k, x, edge, edge, edge, bound, 11);
-      pccl_data_range(x, edge * edge * edge, &lo, &hi);
-      if (hi > lo) bound = rel[r] * (hi - lo);
-      if (k == PCCL_DATA_LARGE) pccl_data_fill((pccl_data_kind_t)k, x, edge, edge, edge, bound, 11);
+      double bound = pccl_data_fill_rel((pccl_data_kind_t)k, x, edge, edge, edge, rel[r], 11);
       for (int d = 0; d < 4; d++)
         for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
           check_case(&g, x, counts[c], dtypes[d], bound);

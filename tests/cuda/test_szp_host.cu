@@ -128,11 +128,7 @@ static void check_datasets(void) {
   double *x = (double *)malloc(edge * edge * edge * sizeof(double));
   for (int k = 0; k < PCCL_DATA_COUNT; k++)
     for (size_t r = 0; r < sizeof(rel) / sizeof(rel[0]); r++) {
-      double lo, hi, bound = rel[r];
-      pccl_data_fill((pccl_data_kind_t)k, x, edge, edge, edge, bound, 7);
-      pccl_data_range(x, edge * edge * edge, &lo, &hi);
-      if (hi > lo) bound = rel[r] * (hi - lo);
-      if (k == PCCL_DATA_LARGE) pccl_data_fill((pccl_data_kind_t)k, x, edge, edge, edge, bound, 7);
+      double bound = pccl_data_fill_rel((pccl_data_kind_t)k, x, edge, edge, edge, rel[r], 7);
       for (int d = 0; d < 4; d++)
         for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
           check_case(pccl_data_name((pccl_data_kind_t)k), x, counts[c], dtypes[d], bound);

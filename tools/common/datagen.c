@@ -93,3 +93,13 @@ void pccl_data_range(const double *x, size_t n, double *lo, double *hi) {
   *lo = a <= b ? a : 0;
   *hi = a <= b ? b : 0;
 }
+
+double pccl_data_fill_rel(pccl_data_kind_t kind, double *out, size_t nx, size_t ny, size_t nz,
+                          double rel, uint64_t seed) {
+  double lo, hi, bound = rel;
+  pccl_data_fill(kind, out, nx, ny, nz, bound, seed);
+  pccl_data_range(out, nx * ny * nz, &lo, &hi);
+  if (hi > lo) bound = rel * (hi - lo);
+  if (kind == PCCL_DATA_LARGE) pccl_data_fill(kind, out, nx, ny, nz, bound, seed);
+  return bound;
+}

@@ -29,4 +29,10 @@ void pccl_data_fill(pccl_data_kind_t kind, double *out, size_t nx, size_t ny, si
 /* Smallest and largest finite value of x[0..n); both 0 when none. */
 void pccl_data_range(const double *x, size_t n, double *lo, double *hi);
 
+/* Fills like pccl_data_fill for a bound of `rel` times the data's finite
+ * range (rel itself when the range is empty) and returns that bound; the
+ * PCCL_DATA_LARGE field is made for the bound it returns. */
+double pccl_data_fill_rel(pccl_data_kind_t kind, double *out, size_t nx, size_t ny, size_t nz,
+                          double rel, uint64_t seed);
+
 #endif
