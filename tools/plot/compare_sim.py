@@ -9,7 +9,7 @@ k = 2). Measured times are taken relative to Open MPI's in the same row (see
 load). With -o it also draws measured and predicted times side by side.
 Needs Debian's python3 (with python3-matplotlib for -o).
 
-usage: compare_sim.py MEASURED.csv SIMULATED.csv [-o OUT.png] [--csv OUT.csv]
+usage: compare_sim.py MEASURED.csv SIMULATED.csv [-o OUT.png] [--csv OUT.csv] [--raw]
 """
 import argparse
 import csv
@@ -17,24 +17,24 @@ import math
 import sys
 
 
-def load(path):
-    """Times by size and candidate. A measured file's times are normalized by
-    Open MPI's time in the same row (interleaved, so it saw the same machine
-    state) times the median of Open MPI's times at that size: on a noisy
-    machine the algorithms are compared through their ratio to MPI."""
-    out, mpi = {}, {}
+def load(path, raw=False):
+    """Times by size and candidate; the library's own choice ("auto" rows of
+    pccl-bench) under the key "auto". A measured file's times are normalized
+    by Open MPI's time in the same row (interleaved, so it saw the same
+    machine state) times the median of Open MPI's times at that size: on a
+    noisy machine the algorithms are compared through their ratio to MPI."""
+    out = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             name = row["algorithm"]
-            if name.startswith("auto"):
-                continue
-            key = name if int(row["k"]) == 0 else f"{name}:{row['k']}"
+            key = "auto" if name.startswith("auto") else \
+                name if int(row["k"]) == 0 else f"{name}:{row['k']}"
             t, m = float(row["time_us"]), row.get("mpi_time_us", "")
             out.setdefault(int(row["bytes"]), {})[key] = (t, float(m) if m else None)
     for s, cands in out.items():
         ms = sorted(m for (_, m) in cands.values() if m)
         med = ms[len(ms) // 2] if ms else None
-        out[s] = {k: (t / m * med if m and med else t) for k, (t, m) in cands.items()}
+        out[s] = {k: (t / m * med if m and med and not raw else t) for k, (t, m) in cands.items()}
     return out
 
 
@@ -71,8 +71,10 @@ def main():
     ap.add_argument("simulated")
     ap.add_argument("-o", "--output")
     ap.add_argument("--csv")
+    ap.add_argument("--raw", action="store_true",
+                    help="compare measured times as they are, not relative to Open MPI's")
     args = ap.parse_args()
-    meas, sim = load(args.measured), load(args.simulated)
+    meas, sim = load(args.measured, args.raw), load(args.simulated)
     sizes = sorted(set(meas) & set(sim))
     if not sizes:
         print("no size in common", file=sys.stderr)
@@ -81,7 +83,7 @@ def main():
     print(f"{'bytes':>10} {'measured best':>16} {'us':>10} {'predicted best':>16} "
           f"{'its measured us':>15} {'ratio':>6} {'tau':>6}")
     for s in sizes:
-        common = sorted(set(meas[s]) & set(sim[s]))
+        common = sorted((set(meas[s]) & set(sim[s])) - {"auto"})
         m = {k: meas[s][k] for k in common}
         p = {k: sim[s][k] for k in common}
         mb, pb = min(m, key=m.get), min(p, key=p.get)
@@ -96,6 +98,13 @@ def main():
     print(f"# predicted best achieves {100 * gm:.1f}% of the measured best (geometric mean over "
           f"{len(sizes)} sizes); same top choice at {hits} of {len(sizes)} sizes; "
           f"mean Kendall tau {sum(taus) / len(taus):.2f}")
+    autos = [(s, meas[s]["auto"], min(meas[s].values()))
+             for s in sizes if "auto" in meas[s]]
+    if autos:
+        gm_auto = math.exp(sum(math.log(b / a) for _, a, b in autos) / len(autos))
+        print(f"# the library's own choice (auto) achieves {100 * gm_auto:.1f}% of the measured "
+              f"best (geometric mean over {len(autos)} sizes; per size: "
+              + ", ".join(f"{s} {b / a:.2f}" for s, a, b in autos) + ")")
     gains = []
     for s in sizes:
         for key, t in meas[s].items():
@@ -117,7 +126,7 @@ def main():
         import matplotlib.pyplot as plt
         fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=False)
         for ax, data, title in ((axes[0], meas, "measured"), (axes[1], sim, "predicted")):
-            for key in sorted(set().union(*(set(data[s]) for s in sizes))):
+            for key in sorted(set().union(*(set(data[s]) for s in sizes)) - {"auto"}):
                 xs = [s for s in sizes if key in data[s]]
                 ax.plot(xs, [data[s][key] for s in xs], marker="o", ms=3, label=key)
             ax.set_xscale("log", base=2)

@@ -2,7 +2,9 @@
  * of the machine it runs on, inside a node and between nodes, and the
  * rank-local costs copy and gamma, and writes a profile that
  * pccl_profile_load reads (docs/profiler.md). Rank 0 measures against one
- * partner per level while the other ranks sleep in a barrier. */
+ * partner per level while the other ranks sleep in a barrier, or, with
+ * --loaded, poll in it as they would inside a collective while the pair
+ * times latency and bandwidth. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,11 +73,15 @@ static void measure_level(const prof_options_t *o, const prof_layout_t *lay, pcc
   int in = rank == 0 || rank == out->peer;
   MPI_Comm pair;
   PROF_MPI(MPI_Comm_split(MPI_COMM_WORLD, in ? 0 : MPI_UNDEFINED, rank, &pair));
+  /* The overheads are the cost of one call: measured with the others
+   * asleep. Waiting for a core under --loaded is latency, seen in the rest. */
+  if (in) prof_measure_overheads(pair, o, out);
+  prof_idle_barrier(MPI_COMM_WORLD, 0);
   if (in) {
-    prof_measure_level(pair, o, out);
+    prof_measure_timings(pair, o, out);
     PROF_MPI(MPI_Comm_free(&pair));
   }
-  prof_sleepy_barrier(MPI_COMM_WORLD);
+  prof_idle_barrier(MPI_COMM_WORLD, o->loaded);
 }
 
 static int measure_and_report(const prof_options_t *o, const prof_layout_t *lay, int rank) {
@@ -88,7 +94,7 @@ static int measure_and_report(const prof_options_t *o, const prof_layout_t *lay,
     st = prof_measure_local(o->reps, &copy, &gamma);
     if (st != PROF_EXIT_OK) fprintf(stderr, "pccl-profile: out of memory measuring copy, gamma\n");
   }
-  prof_sleepy_barrier(MPI_COMM_WORLD);
+  prof_idle_barrier(MPI_COMM_WORLD, 0);
   if (rank == 0 && st == PROF_EXIT_OK) st = prof_report(o, lay, level, copy, gamma);
   return agree(st);
 }

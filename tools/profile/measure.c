@@ -6,7 +6,8 @@
  * ping-pong sweep of large messages (G: the least-squares slope of the half
  * round trip over bytes). Pair rank 0 (world rank 0) times everything and
  * keeps the results; every measurement is warmed up, repeated and reduced
- * to its median. */
+ * to its median. The overheads (o_s, o_r) and the timings (the rest) are
+ * two calls, so that the idle ranks may poll during the timings alone. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,18 +191,34 @@ static void sweep(pair_t *p, size_t max_size, prof_level_t *out) {
 
 /* ---- the level ------------------------------------------------------------------- */
 
-void prof_measure_level(MPI_Comm pair, const prof_options_t *o, prof_level_t *out) {
-  pair_t p = {.comm = pair, .reps = o->reps};
-  PROF_MPI(MPI_Comm_rank(pair, &p.me));
-  p.buf = xmalloc(o->max_size);
-  memset(p.buf, 0, o->max_size);
-  p.reqs = xmalloc(BURST_LONG * sizeof *p.reqs);
-  p.tick = prof_clock_overhead();
+static void pair_open(pair_t *p, MPI_Comm comm, const prof_options_t *o) {
+  *p = (pair_t){.comm = comm, .reps = o->reps};
+  PROF_MPI(MPI_Comm_rank(comm, &p->me));
+  p->buf = xmalloc(o->max_size);
+  memset(p->buf, 0, o->max_size);
+  p->reqs = xmalloc(BURST_LONG * sizeof *p->reqs);
+  p->tick = prof_clock_overhead();
+}
 
-  out->half_rtt = half_round_trip(&p, 1, SMALL_ITERS);
+static void pair_close(pair_t *p) {
+  free(p->reqs);
+  free(p->buf);
+}
+
+void prof_measure_overheads(MPI_Comm pair, const prof_options_t *o, prof_level_t *out) {
+  pair_t p;
+  pair_open(&p, pair, o);
+  double half_rtt = half_round_trip(&p, 1, SMALL_ITERS);
   out->o_s = send_overhead(&p);
   /* Only rank 0 waits, so only its estimate of the round trip matters. */
-  out->o_r = recv_overhead(&p, 4 * out->half_rtt + ARRIVAL_SLACK);
+  out->o_r = recv_overhead(&p, 4 * half_rtt + ARRIVAL_SLACK);
+  pair_close(&p);
+}
+
+void prof_measure_timings(MPI_Comm pair, const prof_options_t *o, prof_level_t *out) {
+  pair_t p;
+  pair_open(&p, pair, o);
+  out->half_rtt = half_round_trip(&p, 1, SMALL_ITERS);
   out->burst_short = burst_time(&p, BURST_SHORT);
   out->burst_long = burst_time(&p, BURST_LONG);
   out->g = (out->burst_long - out->burst_short) / (BURST_LONG - BURST_SHORT);
@@ -211,6 +228,5 @@ void prof_measure_level(MPI_Comm pair, const prof_options_t *o, prof_level_t *ou
   out->L = out->half_rtt - out->o_s - out->o_r - out->G;
   out->L_clamped = out->L < 0;
   if (out->L_clamped) out->L = 0;
-  free(p.reqs);
-  free(p.buf);
+  pair_close(&p);
 }

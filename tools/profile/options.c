@@ -13,6 +13,7 @@
 #define MAX_REPS 1000
 #define DEFAULT_MAX_SIZE ((size_t)16 << 20)
 #define MAX_MAX_SIZE ((size_t)1 << 30)
+#define MAX_NODE_RADIX (1 << 20) /* the profile format's limit */
 
 void prof_print_usage(FILE *out) {
   fputs("usage: mpirun -np N pccl-profile -o FILE [options]   (N >= 2)\n"
@@ -27,6 +28,11 @@ void prof_print_usage(FILE *out) {
         "                    is kept (default 9)\n"
         "  --max-size BYTES  largest message of the G sweep (from 64K, doubling),\n"
         "                    128K to 1G; K, M, G are powers of 1024 (default 16M)\n"
+        "  --loaded          the ranks not measuring poll MPI without pause, as ranks\n"
+        "                    inside a collective do, instead of sleeping: the numbers\n"
+        "                    then include the contention for cores of a full machine\n"
+        "  --node-radix N    transfers one NIC carries at once, 0 (no limit) to 2^20,\n"
+        "                    written to the profile as known, not measured (default 0)\n"
         "  -h, --help        show this help\n"
         "exit status: 0 success, 1 measuring or writing failed, 2 bad arguments,\n"
         "environment or fewer than 2 ranks\n",
@@ -74,7 +80,12 @@ int prof_parse_options(int argc, char **argv, prof_options_t *o, char *err, size
       o->help = 1;
       return PROF_EXIT_OK;
     }
-    if (strcmp(a, "-o") && strcmp(a, "--name") && strcmp(a, "--reps") && strcmp(a, "--max-size"))
+    if (strcmp(a, "--loaded") == 0) {
+      o->loaded = 1;
+      continue;
+    }
+    if (strcmp(a, "-o") && strcmp(a, "--name") && strcmp(a, "--reps") && strcmp(a, "--max-size") &&
+        strcmp(a, "--node-radix"))
       return fail(err, errlen, "unknown option", a, NULL);
     if (!v) return fail(err, errlen, "needs a value", a, NULL);
     i++;
@@ -87,6 +98,9 @@ int prof_parse_options(int argc, char **argv, prof_options_t *o, char *err, size
       snprintf(o->name, sizeof o->name, "%s", v);
     } else if (strcmp(a, "--reps") == 0) {
       if (!pccl_cli_int(v, 1, MAX_REPS, &o->reps)) return fail(err, errlen, "an integer 1 to 1000 expected", a, v);
+    } else if (strcmp(a, "--node-radix") == 0) {
+      if (!pccl_cli_int(v, 0, MAX_NODE_RADIX, &o->node_radix))
+        return fail(err, errlen, "an integer 0 to 1048576 expected", a, v);
     } else if (!pccl_cli_size(v, &o->max_size) || o->max_size < 2 * PROF_MIN_G_SIZE ||
                o->max_size > MAX_MAX_SIZE) {
       return fail(err, errlen, "a size from 128K to 1G expected", a, v);

@@ -23,6 +23,8 @@ typedef struct {
   char name[PCCL_PROFILE_TEXT];
   int reps;        /* repetitions of every measurement; the median is kept */
   size_t max_size; /* largest message of the G sweep, bytes */
+  int loaded;      /* ranks outside the pair poll instead of sleeping */
+  int node_radix;  /* written as given; 0: no limit */
   int help;
 } prof_options_t;
 
@@ -57,9 +59,12 @@ typedef struct {
   double time[PROF_MAX_POINTS];
 } prof_level_t;
 
-/* Measures one level on `pair`, a communicator of two ranks whose rank 0
- * is world rank 0; the results are valid on that rank only. */
-void prof_measure_level(MPI_Comm pair, const prof_options_t *o, prof_level_t *out);
+/* Measure one level on `pair`, a communicator of two ranks whose rank 0 is
+ * world rank 0; the results are valid on that rank only. The overheads
+ * (o_s, o_r: the cost of one call) come first; the timings (half round
+ * trip, g, G, and L from all of them) after. */
+void prof_measure_overheads(MPI_Comm pair, const prof_options_t *o, prof_level_t *out);
+void prof_measure_timings(MPI_Comm pair, const prof_options_t *o, prof_level_t *out);
 
 /* Rank-local costs per byte: memcpy and a float32 a[i] = b[i] + c[i] loop
  * over 64 MiB, the best of `reps` (at least 3). PROF_EXIT_FAIL when out of
@@ -73,10 +78,12 @@ double prof_slope(const double *x, const double *y, size_t n);
 
 /* MPI helpers: abort with a message when rc is not MPI_SUCCESS; a barrier
  * that sleeps while it waits (so idle ranks leave the cores to the
- * measuring pair); the cost of reading the clock; exit everywhere. */
+ * measuring pair), or with `poll` set polls without pause as a rank inside
+ * a collective does (so the pair shares the cores as it would there); the
+ * cost of reading the clock; exit everywhere. */
 void prof_mpi_check(int rc, const char *what);
 #define PROF_MPI(call) prof_mpi_check((call), #call)
-void prof_sleepy_barrier(MPI_Comm comm);
+void prof_idle_barrier(MPI_Comm comm, int poll);
 double prof_clock_overhead(void);
 void prof_die(const char *fmt, ...);
 

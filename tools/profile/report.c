@@ -38,12 +38,12 @@ static void build_profile(const prof_options_t *o, const prof_layout_t *lay,
   snprintf(p->name, sizeof p->name, "%s", o->name);
   layout_text(lay, where, sizeof where);
   for (int l = 0; l < PCCL_LEVEL_COUNT; l++) pair_text(lay, (pccl_level_t)l, pair[l], sizeof pair[l]);
-  snprintf(p->source, sizeof p->source, "pccl-profile (docs/profiler.md): %s; %s; %s",
-           where, pair[0], pair[1]);
+  snprintf(p->source, sizeof p->source, "pccl-profile (docs/profiler.md): %s; %s; %s%s",
+           where, pair[0], pair[1], o->loaded ? "; loaded" : "");
   p->ranks_per_node = lay->ranks_per_node < (1 << 16) ? lay->ranks_per_node : 1 << 16;
   p->nics_per_node = 1;
   p->device_radix = 0;
-  p->node_radix = 0;
+  p->node_radix = o->node_radix;
   p->copy = copy;
   p->gamma = gamma;
   p->compress = PCCL_PROFILE_COMPRESS_DEFAULT; /* not measured */
@@ -87,7 +87,8 @@ static void print_table(const prof_options_t *o, const prof_layout_t *lay,
   printf("\nlocal (rank 0): copy %.4f ns/B (%.0f MB/s), gamma %.4f ns/B (%.0f MB/s)\n",
          p->copy * 1e9, p->copy > 0 ? 1e-6 / p->copy : 0.0, p->gamma * 1e9,
          p->gamma > 0 ? 1e-6 / p->gamma : 0.0);
-  printf("not measured, left at defaults: nics_per_node 1, device_radix 0, node_radix 0\n");
+  printf("not measured: nics_per_node 1, device_radix 0, node_radix %d (%s)\n", p->node_radix,
+         o->node_radix ? "as given" : "default");
 }
 
 /* ---- warnings ------------------------------------------------------------------- */
@@ -131,9 +132,13 @@ static void header(FILE *f, const prof_options_t *o, const prof_layout_t *lay,
     if (lv[l].peer >= 0)
       fprintf(f, "# %s: rank 0 <-> rank %d; 1-byte half round trip %.6g s.\n", level_name[l],
               lv[l].peer, lv[l].half_rtt);
-  fprintf(f, "# Not measured, left at defaults: nics_per_node 1, device_radix 0, node_radix 0"
+  if (o->loaded)
+    fprintf(f, "# Loaded: the other ranks polled MPI without pause while each pair timed the\n"
+               "# round trip, g and G; they slept while it timed o_s and o_r.\n");
+  fprintf(f, "# Not measured: nics_per_node 1, device_radix 0 (defaults), node_radix %d (%s)"
              " (0: no limit);\n# compress, decompress: szp on the development machine"
-             " (docs/profile-format.md).\n");
+             " (docs/profile-format.md).\n",
+          o->node_radix, o->node_radix ? "given by --node-radix" : "default");
   caveats(lv, f, "# NOTE: ");
 }
 

@@ -1,6 +1,6 @@
 /* util.c - pccl-profile's small helpers: MPI error checks, a barrier that
- * sleeps while it waits, the cost of reading the clock, the median and a
- * least-squares slope. */
+ * sleeps (or polls) while it waits, the cost of reading the clock, the
+ * median and a least-squares slope. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <time.h>
@@ -32,13 +32,13 @@ void prof_mpi_check(int rc, const char *what) {
   prof_die("%s failed: %s", what, msg);
 }
 
-void prof_sleepy_barrier(MPI_Comm comm) {
+void prof_idle_barrier(MPI_Comm comm, int poll) {
   MPI_Request req;
   int done = 0;
   PROF_MPI(MPI_Ibarrier(comm, &req));
-  for (;;) {
+  while (!done) {
     PROF_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-    if (done) return;
+    if (done || poll) continue;
     struct timespec ts = {0, IDLE_SLEEP_NS};
     nanosleep(&ts, NULL);
   }
