@@ -167,17 +167,17 @@ static double burst_time(pair_t *p, int n) {
 
 /* ---- G sweep --------------------------------------------------------------------- */
 
-/* Sizes from PROF_MIN_G_SIZE doubling up to max_size, max_size included. */
-static int sweep_sizes(size_t max_size, size_t *size) {
+/* Sizes from min_size doubling up to max_size, max_size included. */
+static int sweep_sizes(size_t min_size, size_t max_size, size_t *size) {
   int n = 0;
-  size_t s = PROF_MIN_G_SIZE;
+  size_t s = min_size;
   for (; s <= max_size && n < PROF_MAX_POINTS - 1; s *= 2) size[n++] = s;
   if (size[n - 1] < max_size) size[n++] = max_size;
   return n;
 }
 
-static void sweep(pair_t *p, size_t max_size, prof_level_t *out) {
-  out->npoints = sweep_sizes(max_size, out->size);
+static void sweep(pair_t *p, size_t min_size, size_t max_size, prof_level_t *out) {
+  out->npoints = sweep_sizes(min_size, max_size, out->size);
   double x[PROF_MAX_POINTS];
   for (int i = 0; i < out->npoints; i++) {
     size_t m = out->size[i], iters = SWEEP_BYTES / m;
@@ -224,7 +224,7 @@ void prof_measure_timings(MPI_Comm pair, const prof_options_t *o, prof_level_t *
   out->g = (out->burst_long - out->burst_short) / (BURST_LONG - BURST_SHORT);
   out->g_clamped = out->g < 0;
   if (out->g_clamped) out->g = 0;
-  sweep(&p, o->max_size, out);
+  sweep(&p, o->min_size, o->max_size, out);
   out->L = out->half_rtt - out->o_s - out->o_r - out->G;
   out->L_clamped = out->L < 0;
   if (out->L_clamped) out->L = 0;

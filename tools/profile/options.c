@@ -11,7 +11,9 @@
 
 #define DEFAULT_REPS 9
 #define MAX_REPS 1000
+#define DEFAULT_MIN_SIZE ((size_t)64 << 10)
 #define DEFAULT_MAX_SIZE ((size_t)16 << 20)
+#define MIN_MIN_SIZE ((size_t)1 << 10)
 #define MAX_MAX_SIZE ((size_t)1 << 30)
 #define MAX_NODE_RADIX (1 << 20) /* the profile format's limit */
 
@@ -26,8 +28,11 @@ void prof_print_usage(FILE *out) {
         "                    (default: rank 0's host name)\n"
         "  --reps N          repetitions of each measurement, 1 to 1000; the median\n"
         "                    is kept (default 9)\n"
-        "  --max-size BYTES  largest message of the G sweep (from 64K, doubling),\n"
-        "                    128K to 1G; K, M, G are powers of 1024 (default 16M)\n"
+        "  --min-size BYTES  smallest message of the G sweep, 1K to half of\n"
+        "                    --max-size (default 64K)\n"
+        "  --max-size BYTES  largest message of the G sweep (from --min-size,\n"
+        "                    doubling), 2K to 1G; K, M, G are powers of 1024\n"
+        "                    (default 16M)\n"
         "  --loaded          the ranks not measuring poll MPI without pause, as ranks\n"
         "                    inside a collective do, instead of sleeping: the numbers\n"
         "                    then include the contention for cores of a full machine\n"
@@ -72,6 +77,7 @@ static int fail(char *err, size_t errlen, const char *what, const char *opt, con
 int prof_parse_options(int argc, char **argv, prof_options_t *o, char *err, size_t errlen) {
   memset(o, 0, sizeof *o);
   o->reps = DEFAULT_REPS;
+  o->min_size = DEFAULT_MIN_SIZE;
   o->max_size = DEFAULT_MAX_SIZE;
   default_name(o->name, sizeof o->name);
   for (int i = 1; i < argc; i++) {
@@ -85,7 +91,7 @@ int prof_parse_options(int argc, char **argv, prof_options_t *o, char *err, size
       continue;
     }
     if (strcmp(a, "-o") && strcmp(a, "--name") && strcmp(a, "--reps") && strcmp(a, "--max-size") &&
-        strcmp(a, "--node-radix"))
+        strcmp(a, "--min-size") && strcmp(a, "--node-radix"))
       return fail(err, errlen, "unknown option", a, NULL);
     if (!v) return fail(err, errlen, "needs a value", a, NULL);
     i++;
@@ -101,11 +107,17 @@ int prof_parse_options(int argc, char **argv, prof_options_t *o, char *err, size
     } else if (strcmp(a, "--node-radix") == 0) {
       if (!pccl_cli_int(v, 0, MAX_NODE_RADIX, &o->node_radix))
         return fail(err, errlen, "an integer 0 to 1048576 expected", a, v);
-    } else if (!pccl_cli_size(v, &o->max_size) || o->max_size < 2 * PROF_MIN_G_SIZE ||
+    } else if (strcmp(a, "--min-size") == 0) {
+      if (!pccl_cli_size(v, &o->min_size) || o->min_size < MIN_MIN_SIZE ||
+          o->min_size > MAX_MAX_SIZE / 2)
+        return fail(err, errlen, "a size from 1K to 512M expected", a, v);
+    } else if (!pccl_cli_size(v, &o->max_size) || o->max_size < 2 * MIN_MIN_SIZE ||
                o->max_size > MAX_MAX_SIZE) {
-      return fail(err, errlen, "a size from 128K to 1G expected", a, v);
+      return fail(err, errlen, "a size from 2K to 1G expected", a, v);
     }
   }
+  if (o->min_size > o->max_size / 2)
+    return fail(err, errlen, "must be at most half of --max-size", "--min-size", NULL);
   if (!o->out_path) return fail(err, errlen, "is required", "-o FILE", NULL);
   return PROF_EXIT_OK;
 }

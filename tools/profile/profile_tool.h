@@ -13,7 +13,6 @@
 #include "sim.h"
 
 #define PROF_MAX_POINTS 32  /* sizes of the G sweep */
-#define PROF_MIN_G_SIZE ((size_t)64 << 10) /* smallest size of the G sweep */
 
 /* Exit statuses. */
 enum { PROF_EXIT_OK = 0, PROF_EXIT_FAIL = 1, PROF_EXIT_USAGE = 2 };
@@ -22,6 +21,7 @@ typedef struct {
   const char *out_path;
   char name[PCCL_PROFILE_TEXT];
   int reps;        /* repetitions of every measurement; the median is kept */
+  size_t min_size; /* smallest message of the G sweep, bytes */
   size_t max_size; /* largest message of the G sweep, bytes */
   int loaded;      /* ranks outside the pair poll instead of sleeping */
   int node_radix;  /* written as given; 0: no limit */

@@ -127,7 +127,7 @@ static void header(FILE *f, const prof_options_t *o, const prof_layout_t *lay,
   layout_text(lay, where, sizeof where);
   fprintf(f, "# Measured by pccl-profile on %s, %s: %s.\n", host, when, where);
   fprintf(f, "# Methods: docs/profiler.md; %d repetitions (median), G sweep %zu to %zu bytes.\n",
-          o->reps, PROF_MIN_G_SIZE, o->max_size);
+          o->reps, o->min_size, o->max_size);
   for (int l = 0; l < PCCL_LEVEL_COUNT; l++)
     if (lv[l].peer >= 0)
       fprintf(f, "# %s: rank 0 <-> rank %d; 1-byte half round trip %.6g s.\n", level_name[l],
