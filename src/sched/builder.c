@@ -6,7 +6,11 @@
  * overlapping writes, a write on overlapping reads and writes. The scan of a
  * range stops at the first earlier write that covers it whole, since that
  * write already depends on everything before it that touched the range. Reads
- * of SEND need no scan unless SEND and RECV overlap: nothing else writes SEND. */
+ * of SEND need no scan unless SEND and RECV overlap: nothing else writes SEND.
+ * Nor does an access to bytes no earlier access touched (a ring's fresh
+ * blocks): each buffer keeps the union of the ranges touched so far as
+ * sorted disjoint spans, and a range outside it skips the scan, which keeps
+ * building linear in the steps where every write would otherwise scan all. */
 #include "schedule.h"
 
 #include "codec.h"
@@ -22,8 +26,14 @@ typedef struct {
 } access_t;
 
 typedef struct {
+  size_t off, end;
+} span_t;
+
+typedef struct {
   access_t *v;
   size_t n, cap;
+  span_t *span; /* the union of v's ranges: sorted, disjoint, not adjacent */
+  size_t nspan, span_cap;
 } access_list_t;
 
 struct pccl_sb {
@@ -89,7 +99,10 @@ void pccl_sb_destroy(pccl_sb_t *sb) {
   if (!sb) return;
   free(sb->steps);
   free(sb->deps);
-  for (int b = 0; b < PCCL_BUF_COUNT; b++) free(sb->acc[b].v);
+  for (int b = 0; b < PCCL_BUF_COUNT; b++) {
+    free(sb->acc[b].v);
+    free(sb->acc[b].span);
+  }
   free(sb->send_seq);
   free(sb->recv_seq);
   free(sb->perm);
@@ -144,6 +157,40 @@ static void add_dep(pccl_sb_t *sb, size_t first, uint32_t dep) {
   sb->deps[sb->ndeps++] = dep;
 }
 
+/* The first span of l that ends after `off` (or at it, when `adjacent`). */
+static size_t first_span(const access_list_t *l, size_t off, int adjacent) {
+  size_t lo = 0, hi = l->nspan;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (l->span[mid].end > off || (adjacent && l->span[mid].end == off))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+static int touched(const access_list_t *l, size_t off, size_t end) {
+  size_t i = first_span(l, off, 0);
+  return i < l->nspan && l->span[i].off < end;
+}
+
+/* Adds [off, end) to the spans, merging what it overlaps or adjoins. */
+static int touch(access_list_t *l, size_t off, size_t end) {
+  size_t i = first_span(l, off, 1), j = i;
+  while (j < l->nspan && l->span[j].off <= end) j++;
+  if (j > i) {
+    if (l->span[i].off < off) off = l->span[i].off;
+    if (l->span[j - 1].end > end) end = l->span[j - 1].end;
+  } else if (!grow((void **)&l->span, &l->span_cap, l->nspan + 1, sizeof(span_t))) {
+    return 0;
+  }
+  memmove(&l->span[i + 1], &l->span[j], (l->nspan - j) * sizeof(span_t));
+  l->nspan = l->nspan - (j - i) + 1;
+  l->span[i] = (span_t){off, end};
+  return 1;
+}
+
 /* Adds the dependencies of a new access, then records it. */
 static void track(pccl_sb_t *sb, size_t first_dep, uint32_t step, pccl_region_t r, int write) {
   r = canonical(sb, r);
@@ -151,14 +198,14 @@ static void track(pccl_sb_t *sb, size_t first_dep, uint32_t step, pccl_region_t 
   if (r.buf == PCCL_BUF_SEND && !write && !sb->aliased) return; /* nothing writes SEND */
   access_list_t *l = &sb->acc[r.buf];
   size_t off = r.off, end = r.off + r.len;
-  for (size_t i = l->n; i-- > 0;) {
+  for (size_t i = touched(l, off, end) ? l->n : 0; i-- > 0;) {
     const access_t *a = &l->v[i];
     if (a->end <= off || a->off >= end || a->step == step) continue;
     if (!a->write && !write) continue;
     add_dep(sb, first_dep, a->step);
     if (a->write && a->off <= off && a->end >= end) break;
   }
-  if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof(access_t))) {
+  if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof(access_t)) || !touch(l, off, end)) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
