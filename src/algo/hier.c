@@ -10,7 +10,11 @@
  * Reduce-scatter runs the mirror image: a local shuffle groups the blocks by
  * local index, the node reduce-scatters so each rank holds its index's blocks
  * summed over the node, and the sub-groups reduce-scatter between nodes.
- * All-reduce is the reduce-scatter followed by the all-gather.
+ * All-reduce is the reduce-scatter followed by the all-gather. When the nodes
+ * are of one size (so that all share one staging order) it does without
+ * either shuffle: which slice of the vector a rank reduces is the
+ * algorithm's choice, so each rank takes the slice at its block's place in
+ * staging order, and the staging vector is the user's buffer itself.
  * k-ring (PICCL) is the same composition over groups of k consecutive ranks
  * in place of the nodes, ring at both levels.
  *
@@ -115,30 +119,48 @@ static void shuffle(pccl_sb_t *sb, const layout_t *L, pccl_place_t ranked, pccl_
   }
 }
 
+/* Where this rank's block sits in staging order (boff[0] based). */
+static size_t staged_offset(const layout_t *L) {
+  size_t pos = L->seg[L->local];
+  for (int n = 0; n < L->node; n++)
+    if (L->local < node_size(L->t, n)) pos += blen(L->boff, rank_at(L->t, n, L->local));
+  return pos;
+}
+
+/* With `staged`, out is already in staging order: it is the staging vector,
+ * and this rank's block is in place there (in is NULL). */
 static void hier_allgather(pccl_sb_t *sb, const layout_t *L, const pccl_place_t *in,
-                           pccl_place_t out, pccl_group_ag_fn inter, pccl_group_ag_fn intra) {
+                           pccl_place_t out, pccl_group_ag_fn inter, pccl_group_ag_fn intra,
+                           int staged) {
   const pccl_topo_t *t = L->t;
   int me = rank_at(t, L->node, L->local);
   size_t total = L->rb[L->nlocal] - L->boff[0];
-  pccl_place_t stage = {PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - L->boff[0]};
+  pccl_place_t stage = staged ? out : (pccl_place_t){PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - L->boff[0]};
   pccl_place_t here = {out.buf, out.off + L->boff[me]};
+  const pccl_place_t *own = staged ? NULL : in ? in : &here;
   for (int v = L->local; v < L->maxlocal; v += L->nlocal) {
     pccl_group_t g;
     size_t *gboff;
     if (!inter_group(sb, L, v, &g, &gboff)) return;
     /* Only index `local` is this rank's own; it stands in for the others. */
-    inter(sb, &g, gboff, v == L->local ? (in ? in : &here) : NULL, stage);
+    inter(sb, &g, gboff, v == L->local ? own : NULL, stage);
   }
   pccl_group_t node = node_group(L);
   intra(sb, &node, L->rb, NULL, stage);
-  shuffle(sb, L, out, stage, 1);
+  if (!staged) shuffle(sb, L, out, stage, 1);
 }
 
+/* With `staged`, in is already in staging order and serves as the staging
+ * vector (read only). */
 static void hier_reduce_scatter(pccl_sb_t *sb, const layout_t *L, pccl_place_t in,
-                                pccl_place_t out, pccl_group_rs_fn inter, pccl_group_rs_fn intra) {
+                                pccl_place_t out, pccl_group_rs_fn inter, pccl_group_rs_fn intra,
+                                int staged) {
   size_t total = L->rb[L->nlocal] - L->boff[0];
-  pccl_place_t stage = {PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - L->boff[0]};
-  shuffle(sb, L, in, stage, 0);
+  pccl_place_t stage = in;
+  if (!staged) {
+    stage = (pccl_place_t){PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - L->boff[0]};
+    shuffle(sb, L, in, stage, 0);
+  }
   size_t part = L->rb[L->local + 1] - L->rb[L->local];
   size_t acc = pccl_sb_tmp(sb, part);
   pccl_group_t node = node_group(L);
@@ -174,7 +196,7 @@ static pccl_status_t gen_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, con
   if (!P->t) return PCCL_ERR_INTERNAL;
   if (!boff || !make_layout(sb, P->t, a->rank, a->k, boff, &L)) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
-  hier_allgather(sb, &L, &in, out, P->inter_ag, P->intra_ag);
+  hier_allgather(sb, &L, &in, out, P->inter_ag, P->intra_ag, 0);
   return PCCL_OK;
 }
 
@@ -184,7 +206,7 @@ static pccl_status_t gen_reduce_scatter(pccl_sb_t *sb, const pccl_coll_args_t *a
   if (!P->t) return PCCL_ERR_INTERNAL;
   if (!boff || !make_layout(sb, P->t, a->rank, a->k, boff, &L)) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
-  hier_reduce_scatter(sb, &L, in, out, P->inter_rs, P->intra_rs);
+  hier_reduce_scatter(sb, &L, in, out, P->inter_rs, P->intra_rs, 0);
   return PCCL_OK;
 }
 
@@ -193,10 +215,12 @@ static pccl_status_t gen_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a, con
   layout_t L;
   if (!P->t) return PCCL_ERR_INTERNAL;
   if (!boff || !make_layout(sb, P->t, a->rank, a->k, boff, &L)) return PCCL_ERR_NO_MEMORY;
+  int staged = 1; /* every node's staging order is the same */
+  for (int n = 0; n < P->t->nnodes; n++) staged &= node_size(P->t, n) == L.maxlocal;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
-  pccl_place_t mine = {PCCL_BUF_RECV, boff[a->rank]};
-  hier_reduce_scatter(sb, &L, in, mine, P->inter_rs, P->intra_rs);
-  hier_allgather(sb, &L, NULL, out, P->inter_ag, P->intra_ag);
+  pccl_place_t mine = {PCCL_BUF_RECV, staged ? staged_offset(&L) : boff[a->rank]};
+  hier_reduce_scatter(sb, &L, in, mine, P->inter_rs, P->intra_rs, staged);
+  hier_allgather(sb, &L, NULL, out, P->inter_ag, P->intra_ag, staged);
   return PCCL_OK;
 }
 
