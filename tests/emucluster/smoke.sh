@@ -2,7 +2,8 @@
 # Smoke test of tools/emucluster: pccl-bench all-gather on 2 emulated nodes of
 # 2 ranks at 1 Gbit/s.  Checks that pccl sees 2 nodes, that every result line
 # checks ok, and that the run leaves no namespace, link, /etc/netns entry or
-# temp dir behind.
+# temp dir behind; then that --mtu reaches a node's link (as the node's kernel
+# reports it) and that a bad --mtu is refused.
 #
 # Usage: tests/emucluster/smoke.sh [PATH-TO-pccl-bench]
 # Exit status: 0 pass, 1 fail, 77 skip (not root, no netns, no mpirun).
@@ -67,6 +68,19 @@ check_clean() {     # PID of the emucluster run
     [[ -z $left ]] || fail "left behind: $left"
 }
 
+# The MTU a node's eth0 has, read inside the node by its kernel.
+check_mtu() {
+    local got
+    got=$("$emucluster" --nodes 1 --ranks-per-node 1 --rate-gbit 1 --mtu 4000 -- \
+          cat /sys/class/net/eth0/mtu 2>/dev/null)
+    [[ $got == 4000 ]] || fail "--mtu 4000: the node's eth0 has MTU '$got'"
+    out=$("$emucluster" --nodes 1 --ranks-per-node 1 --rate-gbit 1 --mtu 100 -- true 2>&1)
+    rc=$?
+    [[ $rc -eq 2 && $out == *"--mtu must be 576..65535"* ]] ||
+        fail "--mtu 100 gave exit $rc, not 2 with a clear message"
+    out=""
+}
+
 main() {
     local pid rc
     check_requirements
@@ -74,7 +88,10 @@ main() {
     [[ $rc -eq 0 ]] || fail "tools/emucluster exited with $rc"
     check_output
     check_clean "$pid"
-    echo "PASS: $(grep -cE '^ +[0-9]+ ' <<<"$out") sizes ok on 2 emulated nodes, nothing left behind"
+    local sizes
+    sizes=$(grep -cE '^ +[0-9]+ ' <<<"$out")
+    check_mtu
+    echo "PASS: $sizes sizes ok on 2 emulated nodes, nothing left behind; --mtu reaches the links"
 }
 
 main
