@@ -15,7 +15,7 @@ ar=ring,recmul:2,recmul:4,recmul:8,rabenseifner:2,rabenseifner:4,kring:2,kring:4
 for pair in "allgather $ag" "allreduce $ar"; do
     read -r coll algos <<< "$pair"
     build/bin/pccl-sim --profile profiles/emucluster.profile --ranks "$ranks" --ranks-per-node 2 \
-        -c "$coll" -a "$algos" -b 8 -e 8M -f 8 --csv "$out/$coll-n$nodes-sim.csv" > "$out/$coll-n$nodes-sim.txt"
+        -c "$coll" -a "$algos" -b 8 -e 8M -f 4 --csv "$out/$coll-n$nodes-sim.csv" > "$out/$coll-n$nodes-sim.txt"
     /usr/bin/python3 tools/plot/compare_sim.py "$out/$coll-n$nodes.csv" "$out/$coll-n$nodes-sim.csv" \
         -o "$out/$coll-n$nodes-compare.png" --csv "$out/$coll-n$nodes-compare.csv" \
         | tee "$out/$coll-n$nodes-compare.txt"

@@ -9,14 +9,14 @@
 # (PCCL_TUNING_FILE), so "auto" rows measure the tuner's choice.
 #
 # usage: sudo tools/bench/param_sweep.sh OUTDIR [NODES]   (default 8)
-# env:   RATE_GBIT (default 1), SIZES ("-b 8 -e 8M -f 8"), ROUNDS (3),
+# env:   RATE_GBIT (default 1), SIZES ("-b 8 -e 8M -f 4"), ROUNDS (3),
 #        PROFILE (profiles/emucluster.profile)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: param_sweep.sh OUTDIR [NODES]}
 nodes=${2:-8}
 rate=${RATE_GBIT:-1}
-read -r -a sizes <<< "${SIZES:--b 8 -e 8M -f 8}"
+read -r -a sizes <<< "${SIZES:--b 8 -e 8M -f 4}"
 rounds=${ROUNDS:-3}
 profile=${PROFILE:-profiles/emucluster.profile}
 mkdir -p "$out"
