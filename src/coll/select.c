@@ -29,10 +29,11 @@ static const rule_t rules[] = {
     /* Several nodes: the two-level algorithms (see hier.c), logarithmic
      * between nodes while latency matters, ring where bandwidth does. The
      * smallest all-gathers stay flat: recursive doubling has as few rounds
-     * and skips the shuffle (emulated cluster, 2 ranks per node: 1136 us
-     * against 1370 us for hier_recdbl at 16 KiB on 8 nodes, 335 against
-     * 377 us on 4; docs/results/hier). */
-    {PCCL_COLL_ALLGATHER, 64 << 10, 1, 1, PCCL_ALGO_ALLGATHER_RECDBL},
+     * and skips the shuffle. Emulated cluster, 8 nodes x 2 ranks, 1 Gbit/s:
+     * at 32 KiB flat 470 us against 495 us (docs/results/param); at 64 KiB
+     * hier_recdbl 552 us against 1032 us flat (docs/results/hier-1gbit; at
+     * 10 Gbit/s the two tie there, docs/results/hier). */
+    {PCCL_COLL_ALLGATHER, 32 << 10, 1, 1, PCCL_ALGO_ALLGATHER_RECDBL},
     {PCCL_COLL_ALLGATHER, 4 << 20, 1, 1, PCCL_ALGO_ALLGATHER_HIER_RECDBL},
     {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, PCCL_ALGO_ALLGATHER_HIER_RING},
     {PCCL_COLL_REDUCE_SCATTER, 4 << 20, 1, 1, PCCL_ALGO_REDUCE_SCATTER_HIER_RECHALV},
