@@ -3,14 +3,16 @@
 once: rank r pairs with rank r ^ SHIFT (with 2 ranks per node and SHIFT 2,
 the same local rank on the neighbouring node), and for each size every pair
 either exchanges SIZE bytes both ways (MPI_Sendrecv, mode "both") or sends
-them one way (mode "one": the lower rank of each pair sends). Prints the
+them one way (mode "one": the lower rank of each pair sends). Mode "ring"
+loads each link both ways too, but over two different connections: rank r
+sends to r + SHIFT and receives from r - SHIFT (modulo the ranks). Prints the
 median of 7 timed rounds and the bytes per second through each node's link
 in each direction used. Open MPI's point-to-point only, no pccl.
 
 usage (Debian's python3 with python3-mpi4py and numpy):
   tools/emucluster --nodes 8 --ranks-per-node 2 --rate-gbit 1 -- \\
       /usr/bin/python3 $PWD/tools/bench/pair_exchange.py both
-  options: MODE (one|both), --ranks-per-node M (2), --shift S (2),
+  options: MODE (one|both|ring), --ranks-per-node M (2), --shift S (2),
            --sizes BYTES,... (131072,524288,2097152)
 """
 import argparse
@@ -22,7 +24,7 @@ from mpi4py import MPI
 
 def parse():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("mode", choices=("one", "both"))
+    ap.add_argument("mode", choices=("one", "both", "ring"))
     ap.add_argument("--ranks-per-node", type=int, default=2)
     ap.add_argument("--shift", type=int, default=2)
     ap.add_argument("--sizes", default="131072,524288,2097152")
@@ -40,7 +42,7 @@ def main():
     a = parse()
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
-    if any(r ^ a.shift >= size for r in range(size)):  # the same answer on every rank
+    if a.mode != "ring" and any(r ^ a.shift >= size for r in range(size)):  # same on every rank
         if rank == 0:
             print(f"pair_exchange: {size} ranks cannot all pair with --shift {a.shift}",
                   file=sys.stderr)
@@ -56,6 +58,8 @@ def main():
             t0 = MPI.Wtime()
             if a.mode == "both":
                 comm.Sendrecv(out, partner, 0, into, partner, 0)
+            elif a.mode == "ring":
+                comm.Sendrecv(out, (rank + a.shift) % size, 0, into, (rank - a.shift) % size, 0)
             elif sender:
                 comm.Send(out, partner, 0)
             else:
