@@ -78,6 +78,12 @@ check_mtu() {
     rc=$?
     [[ $rc -eq 2 && $out == *"--mtu must be 576..65535"* ]] ||
         fail "--mtu 100 gave exit $rc, not 2 with a clear message"
+    # 2^64 + 9000: bash arithmetic would wrap it around to 9000
+    out=$("$emucluster" --nodes 1 --ranks-per-node 1 --rate-gbit 1 \
+          --mtu 18446744073709560616 -- true 2>&1)
+    rc=$?
+    [[ $rc -eq 2 && $out == *"--mtu must be a positive integer below 10^9"* ]] ||
+        fail "--mtu 2^64+9000 gave exit $rc, not 2 with a clear message"
     out=""
 }
 

@@ -35,6 +35,8 @@ def parse():
         ap.error("--sizes takes byte counts separated by commas")
     if a.ranks_per_node < 1 or a.shift < 1 or min(a.sizes) < 1:
         ap.error("--ranks-per-node, --shift and every size must be positive")
+    if max(a.sizes) > 1 << 30:
+        ap.error("sizes above 1 GiB are refused (two buffers of each size per rank)")
     return a
 
 
