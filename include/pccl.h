@@ -223,10 +223,14 @@ typedef enum {
                          float32/float64 without NaN, Inf or subnormals, and bounds ZFP
                          can meet on the data (checked by decoding; else
                          PCCL_ERR_UNSUPPORTED) */
+  PCCL_CODEC_SZI = 2, /* pccl's own for float32/float64 arrays of up to three dimensions
+                         (pccl_compress_3d): multilevel cubic interpolation across the
+                         array, szp's bit packing; float16/bfloat16 are
+                         PCCL_ERR_UNSUPPORTED */
   PCCL_CODEC_COUNT
 } pccl_codec_t;
 
-/* "szp", "zfp"; "unknown" for out-of-range values. */
+/* "szp", "zfp", "szi"; "unknown" for out-of-range values. */
 PCCL_API const char *pccl_codec_name(pccl_codec_t codec);
 
 /* 1 when this build has the codec, else 0. */
@@ -250,6 +254,18 @@ PCCL_API size_t pccl_compress_bound(pccl_codec_t codec, size_t count, pccl_dtype
 PCCL_API pccl_status_t pccl_compress(pccl_codec_t codec, const void *src, size_t count,
                                      pccl_dtype_t dtype, double abs_bound, void *dst,
                                      size_t dst_capacity, size_t *compressed_size);
+
+/* pccl_compress of an nx x ny x nz array (x fastest; ny = nz = 1 for 1-D,
+ * nz = 1 for 2-D): count = nx * ny * nz, and pccl_compress_bound and
+ * pccl_decompress take that count. szi predicts along every dimension;
+ * szp and zfp see the array as count elements, as pccl_compress does.
+ * PCCL_ERR_OVERFLOW when the product does not fit in size_t; otherwise the
+ * errors of pccl_compress. pccl_compress(c, src, n, ...) is
+ * pccl_compress_3d(c, src, n, 1, 1, ...). */
+PCCL_API pccl_status_t pccl_compress_3d(pccl_codec_t codec, const void *src, size_t nx,
+                                        size_t ny, size_t nz, pccl_dtype_t dtype,
+                                        double abs_bound, void *dst, size_t dst_capacity,
+                                        size_t *compressed_size);
 
 /* Decodes src[0 .. src_size) into `count` elements of `dtype` at dst
  * (aligned to the element size). Reads no byte outside src and writes no

@@ -41,7 +41,7 @@ int pccl_codec_available(pccl_codec_t codec) { return codec_of(codec) != NULL; }
 size_t pccl_compress_bound(pccl_codec_t codec, size_t count, pccl_dtype_t dtype) {
   const pccl_codec_ops_t *ops = codec_of(codec);
   if (ops == NULL || !is_float(dtype)) return 0;
-  pccl_codec_args_t a = {count, dtype, pccl_dtype_size(dtype), 1.0};
+  pccl_codec_args_t a = {count, dtype, pccl_dtype_size(dtype), 1.0, {count, 1, 1}};
   if (count > SIZE_MAX / a.esize) return 0;
   size_t payload = ops->bound(&a);
   return payload == 0 || payload > SIZE_MAX - PCCL_CODEC_HEADER ? 0 : payload + PCCL_CODEC_HEADER;
@@ -83,10 +83,14 @@ static pccl_status_t read_header(const uint8_t *h, size_t size, pccl_codec_t *co
   return PCCL_OK;
 }
 
-pccl_status_t pccl_compress(pccl_codec_t codec, const void *src, size_t count, pccl_dtype_t dtype,
-                            double abs_bound, void *dst, size_t dst_capacity,
-                            size_t *compressed_size) {
+pccl_status_t pccl_compress_3d(pccl_codec_t codec, const void *src, size_t nx, size_t ny,
+                               size_t nz, pccl_dtype_t dtype, double abs_bound, void *dst,
+                               size_t dst_capacity, size_t *compressed_size) {
   const char *where = "pccl_compress";
+  if ((ny != 0 && nx > SIZE_MAX / ny) || (nz != 0 && nx * ny > SIZE_MAX / nz))
+    return pccl__thread_error_set(PCCL_ERR_OVERFLOW, where, "%zu x %zu x %zu elements overflow size_t",
+                                  nx, ny, nz);
+  size_t count = nx * ny * nz;
   if ((unsigned)codec >= PCCL_CODEC_COUNT)
     return pccl__thread_error_set(PCCL_ERR_INVALID_ARGUMENT, where, "unknown codec %d", (int)codec);
   const pccl_codec_ops_t *ops = codec_of(codec);
@@ -97,7 +101,7 @@ pccl_status_t pccl_compress(pccl_codec_t codec, const void *src, size_t count, p
     return pccl__thread_error_set(PCCL_ERR_INVALID_DTYPE, where,
                                   "datatype %s: only float16/bfloat16/float32/float64 compress",
                                   pccl_dtype_name(dtype));
-  pccl_codec_args_t a = {count, dtype, pccl_dtype_size(dtype), abs_bound};
+  pccl_codec_args_t a = {count, dtype, pccl_dtype_size(dtype), abs_bound, {nx, ny, nz}};
   if (dst == NULL || compressed_size == NULL || (src == NULL && count > 0))
     return pccl__thread_error_set(PCCL_ERR_INVALID_ARGUMENT, where, "NULL %s",
                                   dst == NULL ? "dst" : compressed_size == NULL ? "compressed_size" : "src");
@@ -127,6 +131,13 @@ pccl_status_t pccl_compress(pccl_codec_t codec, const void *src, size_t count, p
   pccl__codec_header_write(out, (unsigned)codec, dtype, count, abs_bound);
   *compressed_size = PCCL_CODEC_HEADER + payload;
   return PCCL_OK;
+}
+
+pccl_status_t pccl_compress(pccl_codec_t codec, const void *src, size_t count, pccl_dtype_t dtype,
+                            double abs_bound, void *dst, size_t dst_capacity,
+                            size_t *compressed_size) {
+  return pccl_compress_3d(codec, src, count, 1, 1, dtype, abs_bound, dst, dst_capacity,
+                          compressed_size);
 }
 
 pccl_status_t pccl_compressed_info(const void *src, size_t src_size, pccl_codec_t *codec,

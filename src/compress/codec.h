@@ -19,6 +19,7 @@ typedef struct {
   pccl_dtype_t dtype;
   size_t esize;
   double bound; /* the user's absolute bound, > 0 and finite */
+  size_t dims[3]; /* the array's shape, x fastest; product count (only szi uses it) */
 } pccl_codec_args_t;
 
 typedef struct {
@@ -41,10 +42,12 @@ size_t pccl__codec_slot_bytes(size_t count, size_t esize);
 
 extern const pccl_codec_ops_t pccl__codec_szp;
 extern const pccl_codec_ops_t pccl__codec_zfp;
+extern const pccl_codec_ops_t pccl__codec_szi;
 
 /* X(id, ops): the table, in pccl_codec_t order. */
 #define PCCL_CODEC_MAP(X)         \
   X(PCCL_CODEC_SZP, pccl__codec_szp) \
-  X(PCCL_CODEC_ZFP, pccl__codec_zfp)
+  X(PCCL_CODEC_ZFP, pccl__codec_zfp) \
+  X(PCCL_CODEC_SZI, pccl__codec_szi)
 
 #endif

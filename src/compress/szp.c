@@ -112,7 +112,7 @@ static size_t szp_bound(const pccl_codec_args_t *a) {
 }
 
 size_t pccl__codec_slot_bytes(size_t count, size_t esize) {
-  pccl_codec_args_t a = {count, PCCL_FLOAT32, esize, 1.0};
+  pccl_codec_args_t a = {count, PCCL_FLOAT32, esize, 1.0, {count, 1, 1}};
   return PCCL_CODEC_HEADER + szp_bound(&a);
 }
 

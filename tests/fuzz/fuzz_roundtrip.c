@@ -1,8 +1,11 @@
-/* fuzz_roundtrip.c - libFuzzer target for the szp round trip.
+/* fuzz_roundtrip.c - libFuzzer target for the szp and szi round trips.
  *
  * Input: byte 0 picks the dtype (bits 0-1: float32, float64, float16,
- * bfloat16) and the bound's exponent range (bit 2: 2^-128..2^127, or all
- * of double's); byte 1 the bound's exponent, byte 2 its mantissa; the rest are the elements' bytes, any bit pattern.
+ * bfloat16), the bound's exponent range (bit 2: 2^-128..2^127, or all of
+ * double's) and the codec (bit 3: szi for float32 and float64, as an
+ * nx x ny x nz array with ny = 1 + bits 4-5 and nz = 1 + bit 6; else szp);
+ * byte 1 the bound's exponent, byte 2 its mantissa; the rest are the
+ * elements' bytes, any bit pattern (szi drops the ones its shape leaves over).
  * Checked against the input itself: the stream fits pccl_compress_bound and
  * describes itself; every decoded element is within the bound (measured in
  * long double), NaN keeps its bits, +-Inf stays; a capacity one byte short
@@ -49,22 +52,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   double bound = ldexp(1.0 + data[2] / 256.0, e);
   if (!(bound > 0 && isfinite(bound))) return 0; /* beyond double's range */
   size_t es = pccl_dtype_size(t), n = (size - 3) / es;
+  pccl_codec_t codec = data[0] & 8 && es >= 4 ? PCCL_CODEC_SZI : PCCL_CODEC_SZP;
+  size_t ny = codec == PCCL_CODEC_SZI ? 1 + (size_t)((data[0] >> 4) & 3) : 1;
+  size_t nz = codec == PCCL_CODEC_SZI ? 1 + (size_t)((data[0] >> 6) & 1) : 1, nx = n / (ny * nz);
+  n = nx * ny * nz;
   uint8_t *x = malloc(n * es + 1), *y = malloc(n * es + 1);
   CHECK(x != NULL && y != NULL);
   memcpy(x, data + 3, n * es); /* aligned, and exactly sized for AddressSanitizer */
 
-  size_t cap = pccl_compress_bound(PCCL_CODEC_SZP, n, t), zsize = 0;
+  size_t cap = pccl_compress_bound(codec, n, t), zsize = 0;
   CHECK(cap >= 24);
   uint8_t *z = malloc(cap);
   CHECK(z != NULL);
-  pccl_status_t st = pccl_compress(PCCL_CODEC_SZP, x, n, t, bound, z, cap, &zsize);
+  pccl_status_t st = pccl_compress_3d(codec, x, nx, ny, nz, t, bound, z, cap, &zsize);
   CHECK(st == PCCL_OK && zsize >= 24 && zsize <= cap);
   pccl_codec_t ic;
   size_t icount;
   pccl_dtype_t it;
   double ib;
   CHECK(pccl_compressed_info(z, zsize, &ic, &icount, &it, &ib) == PCCL_OK);
-  CHECK(ic == PCCL_CODEC_SZP && icount == n && it == t && ib == bound);
+  CHECK(ic == codec && icount == n && it == t && ib == bound);
   CHECK(pccl_decompress(z, zsize, n ? y : NULL, n, t) == PCCL_OK);
   for (size_t i = 0; i < n; i++) {
     double a = elem(x, i, t), b = elem(y, i, t);
@@ -79,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint8_t *short_dst = malloc(zsize - 1);
   CHECK(short_dst != NULL);
   size_t unchanged = 12345;
-  st = pccl_compress(PCCL_CODEC_SZP, x, n, t, bound, short_dst, zsize - 1, &unchanged);
+  st = pccl_compress_3d(codec, x, nx, ny, nz, t, bound, short_dst, zsize - 1, &unchanged);
   CHECK(st == PCCL_ERR_INVALID_ARGUMENT && unchanged == 12345);
   free(short_dst);
   free(z);

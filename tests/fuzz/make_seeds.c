@@ -1,6 +1,7 @@
 /* make_seeds.c - seed corpora for the codec's fuzz targets: szp streams of
- * small generated arrays (fuzz_decompress) and the same arrays as
- * fuzz_roundtrip inputs. Usage: make_seeds DECOMPRESS_DIR ROUNDTRIP_DIR */
+ * small generated arrays, and szi streams of the float32 and float64 ones
+ * as 3-D arrays (fuzz_decompress), and the same arrays as fuzz_roundtrip
+ * inputs. Usage: make_seeds DECOMPRESS_DIR ROUNDTRIP_DIR */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ int main(int argc, char **argv) {
   static const size_t counts[] = {0, 1, 33, 100};
   enum { MAXN = 100 };
   double x[MAXN];
-  uint8_t elems[MAXN * 8], z[24 + MAXN * 8 + 8], in[3 + MAXN * 8];
+  uint8_t elems[MAXN * 8], z[24 + 25 + MAXN * 8 + 8], in[3 + MAXN * 8];
   int id = 0, bad = 0;
   for (int kind = 0; kind < PCCL_DATA_COUNT; kind++)
     for (int ti = 0; ti < 4; ti++)
@@ -58,6 +59,17 @@ int main(int argc, char **argv) {
         in[2] = 0;
         memcpy(in + 3, elems, n * es);
         bad |= write_file(argv[2], pccl_data_name(kind), id, in, 3 + n * es);
+        if (es < 4) continue;
+        /* szi: 100 elements as 5 x 4 x 5 (fuzz_roundtrip: ny = 4, nz = 2 of 96) */
+        size_t nx = n == 100 ? 5 : n, ny = n == 100 ? 4 : 1, nz = n == 100 ? 5 : 1;
+        if (pccl_compress_3d(PCCL_CODEC_SZI, elems, nx, ny, nz, dtypes[ti], bound, z, sizeof z, &size) !=
+            PCCL_OK) {
+          fprintf(stderr, "make_seeds: szi compress %s failed\n", pccl_data_name(kind));
+          return 1;
+        }
+        bad |= write_file(argv[1], "szi", id, z, size);
+        in[0] = (uint8_t)(ti | 8 | (n == 100 ? 3 << 4 | 1 << 6 : 0));
+        bad |= write_file(argv[2], "szi", id, in, 3 + n * es);
       }
   /* A zfp header (this build may lack zfp) and a bare header. */
   size_t size = 0;

@@ -47,7 +47,7 @@ san="-fsanitize=fuzzer-no-link,address,undefined"
 set -e
 mkdir -p "$out/obj"
 objs=
-for f in src/compress/codec.c src/compress/szp.c src/compress/zfp.c src/compress/parts.c \
+for f in src/compress/codec.c src/compress/szi.c src/compress/szp.c src/compress/zfp.c src/compress/parts.c \
          src/core/errmsg.c src/core/parse.c src/core/names.c tools/common/datagen.c; do
   o="$out/obj/$(basename "$f" .c).o"
   # shellcheck disable=SC2086

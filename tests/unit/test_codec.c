@@ -8,7 +8,8 @@
  * pccl_compressed_info reads back, compression ratios (sanity floors), every
  * documented argument error, and damaged streams (every truncation, byte
  * flips, header fields) refused or decoded without writing outside dst.
- * ZFP is checked where the build has it. */
+ * szi runs the same checks on float32 and float64 with shaped arrays, and
+ * its own (test_szi). ZFP is checked where the build has it. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -21,6 +22,9 @@
 #include "pccl.h"
 
 static int passed, failed;
+
+#define EXPECT_ST(call, want) \
+  do { pccl_status_t st_ = (call); expect(st_ == (want), "%s: status %d, want %d", #call, st_, want); } while (0)
 
 static void expect(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A failure prints the library's detail from the calls since the last check. */
@@ -153,13 +157,14 @@ static size_t count_misses(const void *x, const void *dec, size_t n, pccl_dtype_
  * element; returns the compressed size (0 after a failure or a refusal).
  * With may_refuse, PCCL_ERR_UNSUPPORTED (a bound the codec cannot keep,
  * said so) passes too; a bound missed in silence never does. */
-static size_t roundtrip_or_refuse(pccl_codec_t c, const void *x, size_t n, pccl_dtype_t t,
-                                  double bound, int may_refuse, const char *label) {
+static size_t roundtrip_3d(pccl_codec_t c, const void *x, const size_t dims[3], pccl_dtype_t t,
+                           double bound, int may_refuse, const char *label) {
+  size_t n = dims[0] * dims[1] * dims[2];
   size_t es = esize_of(t), cap = pccl_compress_bound(c, n, t), size = 0;
   expect(cap >= 24, "%s: compress_bound %zu", label, cap);
   if (cap < 24) return 0;
   uint8_t *z = guarded(cap);
-  pccl_status_t st = pccl_compress(c, x, n, t, bound, z, cap, &size);
+  pccl_status_t st = pccl_compress_3d(c, x, dims[0], dims[1], dims[2], t, bound, z, cap, &size);
   expect(st == PCCL_OK || (may_refuse && st == PCCL_ERR_UNSUPPORTED), "%s: compress status %d",
          label, st);
   expect(guard_intact(z, cap), "%s: compress wrote past dst_capacity", label);
@@ -177,7 +182,7 @@ static size_t roundtrip_or_refuse(pccl_codec_t c, const void *x, size_t n, pccl_
   st = pccl_decompress(z, size, d, n, t);
   expect(st == PCCL_OK, "%s: decompress status %d", label, st);
   expect(guard_intact(d, n * es), "%s: decompress wrote past dst", label);
-  size_t first = 0, bad = st == PCCL_OK ? count_misses(x, d, n, t, bound, c == PCCL_CODEC_SZP, &first) : 0;
+  size_t first = 0, bad = st == PCCL_OK ? count_misses(x, d, n, t, bound, c != PCCL_CODEC_ZFP, &first) : 0;
   expect(bad == 0, "%s: %zu of %zu elements miss the bound %g; first [%zu] %.17g -> %.17g", label,
          bad, n, bound, first, bad ? elem(x, first, t) : 0.0, bad ? elem(d, first, t) : 0.0);
   free(d);
@@ -185,6 +190,11 @@ static size_t roundtrip_or_refuse(pccl_codec_t c, const void *x, size_t n, pccl_
 out:
   free(z);
   return ret;
+}
+
+static size_t roundtrip_or_refuse(pccl_codec_t c, const void *x, size_t n, pccl_dtype_t t,
+                                  double bound, int may_refuse, const char *label) {
+  return roundtrip_3d(c, x, (size_t[3]){n, 1, 1}, t, bound, may_refuse, label);
 }
 
 static size_t roundtrip(pccl_codec_t c, const void *x, size_t n, pccl_dtype_t t, double bound,
@@ -203,12 +213,14 @@ static int zfp_codable(const void *x, size_t n, pccl_dtype_t t) {
   return 1;
 }
 
-/* Every dataset x dtype x bound x count, for szp and zfp. zfp must keep
- * the bound on what it takes, except that below its precision (the
- * absolute 1e-30) it may refuse instead; the rest it refuses. */
+/* Every dataset x dtype x bound x count, for szp, szi and zfp. szi codes
+ * each count as its shape, and refuses 16-bit types. zfp must keep the
+ * bound on what it takes, except that below its precision (the absolute
+ * 1e-30) it may refuse instead; the rest it refuses. */
 static void test_matrix(void) {
   static const size_t counts[][3] = {{1, 1, 1},    {31, 1, 1},   {32, 1, 1},  {33, 1, 1},
-                                     {1000, 1, 1}, {4099, 1, 1}, {40, 30, 20}};
+                                     {1000, 1, 1}, {4099, 1, 1}, {40, 30, 20}, {1, 33, 1},
+                                     {1, 1, 70},   {9, 1, 13},   {17, 6, 5}};
   static const double rel[6] = {1e-1, 1e-3, 1e-5, 1e-7, 0, 0};
   int zfp = pccl_codec_available(PCCL_CODEC_ZFP);
   for (int kind = 0; kind < PCCL_DATA_COUNT; kind++)
@@ -235,8 +247,18 @@ static void test_matrix(void) {
                    pccl_dtype_name(t), n, bound);
           to_dtype(x, n, t, buf);
           roundtrip(PCCL_CODEC_SZP, buf, n, t, bound, label);
+          memcpy(label, "szi", 3);
+          if (esize_of(t) > 2) {
+            roundtrip_3d(PCCL_CODEC_SZI, buf, counts[ci], t, bound, 0, label);
+          } else {
+            size_t size, cap = 4096;
+            uint8_t z[4096];
+            expect(pccl_compress_bound(PCCL_CODEC_SZI, n, t) == 0 &&
+                       pccl_compress(PCCL_CODEC_SZI, buf, n, t, bound, z, cap, &size) == PCCL_ERR_UNSUPPORTED,
+                   "%s: 16-bit types are unsupported", label);
+          }
           if (!zfp) continue;
-          label[0] = 'z', label[1] = 'f';
+          memcpy(label, "zfp", 3);
           if (zfp_codable(buf, n, t)) {
             roundtrip_or_refuse(PCCL_CODEC_ZFP, buf, n, t, bound, bi == 4, label);
             continue;
@@ -255,6 +277,15 @@ static void test_matrix(void) {
     }
 }
 
+/* szp, and szi where it takes the type: label starts with "szp". */
+static void own_codecs(const void *x, size_t n, pccl_dtype_t t, double bound, const char *label) {
+  roundtrip(PCCL_CODEC_SZP, x, n, t, bound, label);
+  if (esize_of(t) == 2) return;
+  char szi[200];
+  snprintf(szi, sizeof szi, "szi%s", label + 3);
+  roundtrip(PCCL_CODEC_SZI, x, n, t, bound, szi);
+}
+
 static uint64_t rng_state = 0x1234567;
 
 static uint64_t rng(void) {
@@ -265,7 +296,8 @@ static uint64_t rng(void) {
 }
 
 /* Random bit patterns (NaN payloads, sNaN, Inf, subnormals included), the
- * special values one by one, and magnitudes at the quantization limit. */
+ * special values one by one, and magnitudes at the quantization limit:
+ * szp, and szi for float32 and float64. */
 static void test_special(void) {
   for (int ti = 0; ti < 4; ti++) {
     pccl_dtype_t t = dtypes[ti];
@@ -276,7 +308,7 @@ static void test_special(void) {
     for (int b = 0; b < 4; b++) {
       char label[96];
       snprintf(label, sizeof label, "szp random bits %s bound=%g", pccl_dtype_name(t), bounds[b]);
-      roundtrip(PCCL_CODEC_SZP, buf, n, t, bounds[b], label);
+      own_codecs(buf, n, t, bounds[b], label);
     }
     /* NaN payloads (quiet, signalling, negative) between ordinary values. */
     static const uint64_t nan64[] = {0x7FF8000000000001ull, 0x7FF0000000000001ull,
@@ -298,25 +330,25 @@ static void test_special(void) {
     for (size_t i = 7; i < n; i += 53) to_dtype((double[]){-0.0}, 1, t, buf + i * es);
     char label[96];
     snprintf(label, sizeof label, "szp NaN payloads / Inf / -0 in %s", pccl_dtype_name(t));
-    roundtrip(PCCL_CODEC_SZP, buf, n, t, 1e-3, label);
+    own_codecs(buf, n, t, 1e-3, label);
     /* Around 2^30 x 2 x bound on both sides, alternating signs (widest differences). */
     double bound = 1e-3;
     for (size_t i = 0; i < n; i++)
       x[i] = (i % 2 ? -1.0 : 1.0) * 0x1p31 * bound * (1.0 + ldexp((double)(i % 64) - 32.0, -8));
     to_dtype(x, n, t, buf);
     snprintf(label, sizeof label, "szp at the quantization limit, %s", pccl_dtype_name(t));
-    roundtrip(PCCL_CODEC_SZP, buf, n, t, bound, label);
+    own_codecs(buf, n, t, bound, label);
     for (size_t i = 0; i < n; i++) x[i] = ldexp((double)(i % 1000) - 500.0, 20) * bound;
     to_dtype(x, n, t, buf);
     snprintf(label, sizeof label, "szp wide quantized steps, %s", pccl_dtype_name(t));
-    roundtrip(PCCL_CODEC_SZP, buf, n, t, bound, label);
+    own_codecs(buf, n, t, bound, label);
     /* Bounds at the ends of double's range: the step may round or overflow. */
     static const double extreme[] = {0x1p-1074, 0x3p-1074, 1e-310, 0x1p-1022, 1e300, 1e308, 1.7976931348623157e308};
     for (size_t i = 0; i < n; i++) x[i] = i % 3 ? ldexp(sin((double)i), (int)(i % 2000) - 1000) : 0.0;
     to_dtype(x, n, t, buf);
     for (int b = 0; b < 7; b++) {
       snprintf(label, sizeof label, "szp wide magnitudes %s at bound %g", pccl_dtype_name(t), extreme[b]);
-      roundtrip(PCCL_CODEC_SZP, buf, n, t, extreme[b], label);
+      own_codecs(buf, n, t, extreme[b], label);
     }
     /* Count 0, with and without buffers. */
     size_t size = 0;
@@ -481,6 +513,70 @@ static void test_ratios(void) {
   free(buf);
 }
 
+/* szi: the shape must matter (a smooth 3-D field compresses far better than
+ * szp's 1-D blocks manage), the same input gives the same bytes, pccl_compress
+ * is the 1-D shape, data that will not code is stored raw and exact, and
+ * the 3-D call's own arguments are checked. */
+static void test_szi(void) {
+  size_t n = 64 * 64 * 64, s1 = 0, s2 = 0;
+  size_t cap = pccl_compress_bound(PCCL_CODEC_SZI, n, PCCL_FLOAT32);
+  double *x = malloc(n * sizeof(double)), lo, hi;
+  float *f = malloc(n * sizeof(float));
+  uint8_t *a = malloc(cap), *b = malloc(cap);
+  pccl_data_fill(PCCL_DATA_SMOOTH, x, 64, 64, 64, 0, 1);
+  pccl_data_range(x, n, &lo, &hi);
+  to_dtype(x, n, PCCL_FLOAT32, f);
+  double bound = 1e-3 * (hi - lo), szp = ratio_of(PCCL_CODEC_SZP, f, n, PCCL_FLOAT32, bound);
+  pccl_status_t st = pccl_compress_3d(PCCL_CODEC_SZI, f, 64, 64, 64, PCCL_FLOAT32, bound, a, cap, &s1);
+  double szi = st == PCCL_OK ? (double)(n * 4) / (double)s1 : 0;
+  expect(szi > 3 * szp, "szi: smooth 64^3 at 1e-3 of the range compresses %.2fx, want > 3 x szp's %.2fx",
+         szi, szp);
+  st = pccl_compress_3d(PCCL_CODEC_SZI, f, 64, 64, 64, PCCL_FLOAT32, bound, b, cap, &s2);
+  expect(st == PCCL_OK && s1 == s2 && memcmp(a, b, s1) == 0, "szi: the same input compresses to the same bytes");
+  /* Capacity: exactly the stream's size suffices, one byte less does not. */
+  st = pccl_compress_3d(PCCL_CODEC_SZI, f, 64, 64, 64, PCCL_FLOAT32, bound, b, s1, &s2);
+  expect(st == PCCL_OK && s2 == s1 && memcmp(a, b, s1) == 0, "szi: capacity of exactly the stream's size");
+  st = pccl_compress_3d(PCCL_CODEC_SZI, f, 64, 64, 64, PCCL_FLOAT32, bound, b, s1 - 1, &s2);
+  expect(st == PCCL_ERR_INVALID_ARGUMENT, "szi: capacity one byte short: status %d", st);
+  /* pccl_compress is the shape n x 1 x 1. */
+  pccl_compress(PCCL_CODEC_SZI, f, n, PCCL_FLOAT32, bound, a, cap, &s1);
+  pccl_compress_3d(PCCL_CODEC_SZI, f, n, 1, 1, PCCL_FLOAT32, bound, b, cap, &s2);
+  expect(s1 == s2 && memcmp(a, b, s1) == 0, "szi: pccl_compress is pccl_compress_3d(n, 1, 1)");
+  /* Constant and all-zero data: one code byte per 32 values. */
+  pccl_data_fill(PCCL_DATA_CONSTANT, x, n, 1, 1, 0, 1);
+  to_dtype(x, n, PCCL_FLOAT32, f);
+  double r = ratio_of(PCCL_CODEC_SZI, f, n, PCCL_FLOAT32, 1e-5);
+  expect(r > 20, "szi: constant float32 at 1e-5 compresses %.2fx, want > 20", r);
+  /* Random bits do not code: stored raw, the header, mode and dimensions around them. */
+  size_t m = 3000;
+  for (size_t i = 0; i < m; i++) {
+    uint32_t v = (uint32_t)rng();
+    memcpy(&f[i], &v, 4);
+  }
+  size_t size = roundtrip(PCCL_CODEC_SZI, f, m, PCCL_FLOAT32, 1e-30, "szi random bits at 1e-30");
+  expect(size == 24 + 25 + m * 4, "szi: random bits stored raw in %zu bytes, want %zu", size, 24 + 25 + m * 4);
+  /* Dimensions whose product overflows; a zero dimension is count 0. */
+  EXPECT_ST(pccl_compress_3d(PCCL_CODEC_SZI, f, SIZE_MAX, 2, 1, PCCL_FLOAT32, 1.0, a, cap, &size),
+            PCCL_ERR_OVERFLOW);
+  EXPECT_ST(pccl_compress_3d(PCCL_CODEC_SZI, f, 1 << 20, 1 << 20, (size_t)1 << 30, PCCL_FLOAT32, 1.0, a,
+                             cap, &size),
+            PCCL_ERR_OVERFLOW);
+  EXPECT_ST(pccl_compress_3d(PCCL_CODEC_SZP, f, SIZE_MAX / 2, 3, 1, PCCL_FLOAT32, 1.0, a, cap, &size),
+            PCCL_ERR_OVERFLOW);
+  st = pccl_compress_3d(PCCL_CODEC_SZI, f, 0, 7, 7, PCCL_FLOAT32, 1.0, a, cap, &size);
+  expect(st == PCCL_OK && pccl_decompress(a, size, NULL, 0, PCCL_FLOAT32) == PCCL_OK,
+         "szi: a 0 x 7 x 7 array is count 0 (%d)", st);
+  /* ... and so is 0 x 2^63 x 2^63, which once hung the traversal (found by fuzz_decompress) */
+  st = pccl_compress_3d(PCCL_CODEC_SZI, f, 0, SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 1, PCCL_FLOAT32, 1.0, a, cap, &size);
+  expect(st == PCCL_OK && pccl_decompress(a, size, NULL, 0, PCCL_FLOAT32) == PCCL_OK,
+         "szi: a 0 x 2^63 x 2^63 array is count 0 (%d)", st);
+  a[24] = 1; /* the same empty array in raw mode, decoded into NULL (found by fuzz_decompress) */
+  EXPECT_ST(pccl_decompress(a, size, NULL, 0, PCCL_FLOAT32), PCCL_OK);
+  EXPECT_ST(pccl_compress_3d(PCCL_CODEC_SZI, f, 4, 4, 4, PCCL_FLOAT16, 1.0, a, cap, &size),
+            PCCL_ERR_UNSUPPORTED);
+  free(x), free(f), free(a), free(b);
+}
+
 /* ---- arguments ----------------------------------------------------------- */
 
 static void test_arguments(void) {
@@ -491,8 +587,6 @@ static void test_arguments(void) {
   size_t size = 0, cap = sizeof z;
   const pccl_codec_t S = PCCL_CODEC_SZP;
   const pccl_dtype_t F = PCCL_FLOAT32;
-#define EXPECT_ST(call, want) \
-  do { pccl_status_t st_ = (call); expect(st_ == (want), "%s: status %d, want %d", #call, st_, want); } while (0)
   pccl_status_t st = pccl_compress(S, NULL, N, F, 1.0, z, cap, &size);
   expect(st == PCCL_ERR_INVALID_ARGUMENT && strstr(pccl__thread_error(), "pccl_compress: NULL src"),
          "NULL src: status %d and a detail naming pccl_compress", st);
@@ -652,7 +746,7 @@ static void corrupt_stream(pccl_codec_t c, const uint8_t *z, size_t size, size_t
       {0, 'Q', 1, "magic[0]"}, {1, 'Y', 1, "magic[1]"}, {0, 0, 2, "magic zero"},
       {2, 0, 1, "version 0"},  {2, 1, 1, "version 1"},  {2, 3, 1, "version 3"},  {2, 255, 1, "version 255"},
       {5, 1, 1, "reserved[5]"}, {6, 0x80, 1, "reserved[6]"}, {7, 1, 1, "reserved[7]"},
-      {3, PCCL_CODEC_COUNT, 1, "codec id 2"}, {3, 255, 1, "codec id 255"},
+      {3, PCCL_CODEC_COUNT, 1, "codec id past the table"}, {3, 255, 1, "codec id 255"},
       {4, PCCL_INT8, 1, "dtype int8"}, {4, PCCL_UINT32, 1, "dtype uint32"}, {4, PCCL_UINT64, 1, "dtype uint64"},
       {4, PCCL_DTYPE_COUNT, 1, "dtype 10"}, {4, 255, 1, "dtype 255"},
       {16, 0x7FF8000000000000ull, 8, "bound NaN"}, {16, 0xFFF8000000000000ull, 8, "bound -NaN"},
@@ -670,9 +764,9 @@ static void corrupt_stream(pccl_codec_t c, const uint8_t *z, size_t size, size_t
     damaged(m, size, n, t, CORRUPTB, what);
     expect(strstr(pccl__thread_error(), "pccl_decompress") != NULL, "%s: error detail", what);
   }
-  /* A huge count that size_t holds: szp must see the payload cannot hold it
-   * before it writes (dst here holds only the real n elements). */
-  if (c == PCCL_CODEC_SZP) {
+  /* A huge count that size_t holds: szp and szi must see the payload cannot
+   * hold it before they write (dst here holds only the real n elements). */
+  if (c != PCCL_CODEC_ZFP) {
     memcpy(m, z, size);
     set_header(m, 8, (uint64_t)1 << 40, 8);
     uint8_t *d = guarded(n * esize_of(t));
@@ -697,6 +791,7 @@ static void test_corrupt(void) {
         pccl_dtype_t t = dtypes[ti];
         if (c == PCCL_CODEC_ZFP && (esize_of(t) == 2 || kinds[ki] == PCCL_DATA_NONFINITE || kinds[ki] < 0))
           continue;
+        if (c == PCCL_CODEC_SZI && esize_of(t) == 2) continue;
         if (kinds[ki] >= 0) {
           pccl_data_fill(kinds[ki], x, n, 1, 1, 0, 7 + ki);
           to_dtype(x, n, t, buf);
@@ -705,7 +800,10 @@ static void test_corrupt(void) {
         }
         size_t cap = pccl_compress_bound((pccl_codec_t)c, n, t), size = 0;
         uint8_t *z = malloc(cap);
-        pccl_status_t st = pccl_compress((pccl_codec_t)c, buf, n, t, 1e-3, z, cap, &size);
+        /* szi as a 5 x 4 x 5 array, so that every pass of its traversal runs */
+        pccl_status_t st = c == PCCL_CODEC_SZI
+                               ? pccl_compress_3d((pccl_codec_t)c, buf, 5, 4, 5, t, 1e-3, z, cap, &size)
+                               : pccl_compress((pccl_codec_t)c, buf, n, t, 1e-3, z, cap, &size);
         char label[96];
         snprintf(label, sizeof label, "%s %s %s", pccl_codec_name((pccl_codec_t)c),
                  kinds[ki] >= 0 ? pccl_data_name(kinds[ki]) : "random", pccl_dtype_name(t));
@@ -731,6 +829,7 @@ int main(void) {
   test_deterministic();
   test_threads();
   test_ratios();
+  test_szi();
   test_arguments();
   test_corrupt();
   printf("%d passed, %d failed\n", passed, failed);
