@@ -40,6 +40,7 @@
  * (allocated per call); the decoder predicts from its own output. */
 #define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS, madvise */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,7 @@ static szi_grid_t grid_of(const size_t dims[3]) {
 
 /* Which prediction a point at coordinate i along a dimension of n points
  * gets at distance s (the formulas at the top of the file). */
-enum { SZI_CUBIC, SZI_LINEAR, SZI_EXTRAP, SZI_COPY };
+enum { SZI_CUBIC, SZI_LINEAR, SZI_EXTRAP, SZI_COPY, SZI_ORIGIN /* predicted as 0 */ };
 
 static inline int form_of(size_t i, size_t s, size_t n) {
   int left3 = i >= 3 * s, right1 = i + s < n;
@@ -79,17 +80,71 @@ static inline int form_of(size_t i, size_t s, size_t n) {
   return left3 ? SZI_EXTRAP : SZI_COPY;
 }
 
-/* One element type's instance of the codec: the traversal, the encoder's
- * and the decoder's per-element work, inlined into each. */
+/* The traversal as runs: `m` points from index `at`, `ps` apart, each
+ * predicted with `form` from neighbours `off` apart. RUN(state, at, m, ps,
+ * off, form) gets them in traversal order. An x-pass row is split where its
+ * form changes (at its ends); y- and z-pass rows share one form. */
+#define SZI_WALK(g, RUN, state)                                                                   \
+  do {                                                                                            \
+    const size_t *n_ = (g)->n, *st_ = (g)->stride;                                                \
+    if (n_[0] * n_[1] * n_[2] == 0) break;                                                        \
+    RUN(state, 0, 1, 1, 0, SZI_ORIGIN);                                                           \
+    for (size_t s = (g)->top / 2; s >= 1; s /= 2) {                                               \
+      for (size_t z = 0; z < n_[2]; z += 2 * s)                                                   \
+        for (size_t y = 0; y < n_[1]; y += 2 * s)                                                 \
+          for (size_t x = s; x < n_[0];) {                                                        \
+            int form = form_of(x, s, n_[0]);                                                      \
+            size_t first = x, m = 0;                                                              \
+            for (; x < n_[0] && form_of(x, s, n_[0]) == form; x += 2 * s) m++;                    \
+            RUN(state, z * st_[2] + y * st_[1] + first, m, 2 * s, s, form);                       \
+          }                                                                                       \
+      for (size_t z = 0; z < n_[2]; z += 2 * s)                                                   \
+        for (size_t y = s; y < n_[1]; y += 2 * s)                                                 \
+          RUN(state, z * st_[2] + y * st_[1], (n_[0] - 1) / s + 1, s, s * st_[1],                 \
+              form_of(y, s, n_[1]));                                                              \
+      for (size_t z = s; z < n_[2]; z += 2 * s) {                                                 \
+        int form = form_of(z, s, n_[2]);                                                          \
+        for (size_t y = 0; y < n_[1]; y += s)                                                     \
+          RUN(state, z * st_[2] + y * st_[1], (n_[0] - 1) / s + 1, s, s * st_[2], form);          \
+      }                                                                                           \
+    }                                                                                             \
+  } while (0)
+
+#define SZI_CHUNK 256 /* points a run is processed in at a time */
+
+/* One element type's instance of the codec: predictions, the encoder's and
+ * the decoder's runs. Each run is done in simple loops over a chunk
+ * (predict, then quantize or reconstruct without branches, then move the
+ * values to or from the groups), so the compiler can vectorize them. */
 #define SZI_TYPED(name, T)                                                                        \
-  static inline double pred_##name(const T *r, size_t at, size_t off, int form) {                  \
+  /* p[j]: the prediction of point at + j * ps. */                                                \
+  static inline void predict_##name(const T *r, size_t at, size_t c, size_t ps, size_t off,       \
+                                    int form, double *p) {                                        \
     switch (form) {                                                                               \
     case SZI_CUBIC:                                                                               \
-      return (9.0 * ((double)r[at - off] + (double)r[at + off]) -                                 \
-              ((double)r[at - 3 * off] + (double)r[at + 3 * off])) * 0.0625;                      \
-    case SZI_LINEAR: return ((double)r[at - off] + (double)r[at + off]) * 0.5;                     \
-    case SZI_EXTRAP: return 1.5 * (double)r[at - off] - 0.5 * (double)r[at - 3 * off];            \
-    default: return r[at - off];                                                                  \
+      for (size_t j = 0; j < c; j++) {                                                            \
+        const T *v = r + at + j * ps;                                                             \
+        p[j] = (9.0 * ((double)v[-(ptrdiff_t)off] + (double)v[off]) -                             \
+                ((double)v[-3 * (ptrdiff_t)off] + (double)v[3 * off])) * 0.0625;                  \
+      }                                                                                           \
+      break;                                                                                      \
+    case SZI_LINEAR:                                                                              \
+      for (size_t j = 0; j < c; j++) {                                                            \
+        const T *v = r + at + j * ps;                                                             \
+        p[j] = ((double)v[-(ptrdiff_t)off] + (double)v[off]) * 0.5;                               \
+      }                                                                                           \
+      break;                                                                                      \
+    case SZI_EXTRAP:                                                                              \
+      for (size_t j = 0; j < c; j++) {                                                            \
+        const T *v = r + at + j * ps;                                                             \
+        p[j] = 1.5 * (double)v[-(ptrdiff_t)off] - 0.5 * (double)v[-3 * (ptrdiff_t)off];           \
+      }                                                                                           \
+      break;                                                                                      \
+    case SZI_COPY:                                                                                \
+      for (size_t j = 0; j < c; j++) p[j] = r[at + j * ps - off];                                 \
+      break;                                                                                      \
+    default: /* SZI_ORIGIN */                                                                     \
+      for (size_t j = 0; j < c; j++) p[j] = 0.0;                                                  \
     }                                                                                             \
   }                                                                                               \
                                                                                                   \
@@ -123,23 +178,35 @@ static inline int form_of(size_t i, size_t s, size_t n) {
     e->nz = e->nout = 0;                                                                          \
   }                                                                                               \
                                                                                                   \
-  static inline void encode_##name(enc_##name##_t *e, size_t at, double pred) {                   \
-    double x = e->x[at], d = pccl__szp_mul(x - pred, e->qz.inv);                                  \
-    int32_t q = SZI_ESCAPE;                                                                       \
-    if (fabs(d) < PCCL_SZP_QMAX) { /* false for NaN and Inf */                                    \
-      double k = (d + 0x1.8p52) - 0x1.8p52; /* round to nearest even */                           \
-      T y = (T)(pred + pccl__szp_mul(k, e->qz.step));                                             \
-      if (fabs((double)y - x) <= e->qz.bound) {                                                   \
-        q = (int32_t)k;                                                                           \
-        e->r[at] = y;                                                                             \
+  static void encode_run_##name(enc_##name##_t *e, size_t at, size_t m, size_t ps, size_t off,    \
+                                int form) {                                                       \
+    double p[SZI_CHUNK];                                                                          \
+    uint32_t zz[SZI_CHUNK];                                                                       \
+    for (size_t done = 0; done < m; done += SZI_CHUNK, at += SZI_CHUNK * ps) {                    \
+      size_t c = m - done < SZI_CHUNK ? m - done : SZI_CHUNK;                                     \
+      predict_##name(e->r, at, c, ps, off, form, p);                                              \
+      uint32_t esc = 0;                                                                           \
+      for (size_t j = 0; j < c; j++) {                                                            \
+        T x = e->x[at + j * ps];                                                                  \
+        double d = pccl__szp_mul((double)x - p[j], e->qz.inv);                                    \
+        int in = fabs(d) < PCCL_SZP_QMAX; /* false for NaN and Inf */                             \
+        double k = in ? (d + 0x1.8p52) - 0x1.8p52 : 0.0; /* round to nearest even */              \
+        T y = (T)(p[j] + pccl__szp_mul(k, e->qz.step));                                           \
+        int ok = in & (fabs((double)y - (double)x) <= e->qz.bound);                               \
+        e->r[at + j * ps] = ok ? y : x;                                                           \
+        zz[j] = ok ? pccl__szp_zigzag((uint32_t)(int32_t)k) : UINT32_MAX; /* the escape */        \
+        esc |= (uint32_t)!ok;                                                                     \
+      }                                                                                           \
+      for (size_t j = 0; j < c;) {                                                                \
+        size_t t = (size_t)(SZI_GROUP - e->nz) < c - j ? (size_t)(SZI_GROUP - e->nz) : c - j;     \
+        memcpy(e->z + e->nz, zz + j, t * sizeof(uint32_t));                                       \
+        for (size_t u = 0; esc && u < t; u++)                                                     \
+          if (zz[j + u] == UINT32_MAX) e->out[e->nout++] = e->x[at + (j + u) * ps];               \
+        e->nz += (int)t;                                                                          \
+        j += t;                                                                                   \
+        if (e->nz == SZI_GROUP) flush_##name(e);                                                  \
       }                                                                                           \
     }                                                                                             \
-    if (q == SZI_ESCAPE) {                                                                        \
-      e->r[at] = e->x[at];                                                                        \
-      e->out[e->nout++] = e->x[at];                                                               \
-    }                                                                                             \
-    e->z[e->nz++] = pccl__szp_zigzag((uint32_t)q);                                                \
-    if (e->nz == SZI_GROUP) flush_##name(e);                                                      \
   }                                                                                               \
                                                                                                   \
   typedef struct {                                                                                \
@@ -152,69 +219,61 @@ static inline int form_of(size_t i, size_t s, size_t n) {
     int next;                                                                                     \
   } dec_##name##_t;                                                                               \
                                                                                                   \
-  static inline void decode_##name(dec_##name##_t *d, size_t at, double pred) {                   \
-    if (d->next == SZI_GROUP) {                                                                   \
-      unsigned w = d->codes[d->group++];                                                          \
-      pccl__szp_unpack_planes(d->data + d->pos, w, d->z);                                         \
-      d->out = d->data + d->pos + 4 * (size_t)w;                                                  \
-      d->pos += 4 * (size_t)w;                                                                    \
-      d->next = 0;                                                                                \
+  /* q[j] for the next c values; an escape's element goes to o[j]. Returns  \
+   * nonzero when there was one. */                                                              \
+  static uint32_t take_##name(dec_##name##_t *d, size_t c, double *q, T *o) {                     \
+    uint32_t any = 0;                                                                             \
+    for (size_t j = 0; j < c;) {                                                                  \
+      if (d->next == SZI_GROUP) {                                                                 \
+        unsigned w = d->codes[d->group++];                                                        \
+        pccl__szp_unpack_planes(d->data + d->pos, w, d->z);                                       \
+        d->out = d->data + d->pos + 4 * (size_t)w;                                                \
+        d->pos += 4 * (size_t)w;                                                                  \
+        d->next = 0;                                                                              \
+      }                                                                                           \
+      size_t t = (size_t)(SZI_GROUP - d->next) < c - j ? (size_t)(SZI_GROUP - d->next) : c - j;   \
+      uint32_t esc = 0;                                                                           \
+      for (size_t u = 0; u < t; u++) {                                                            \
+        uint32_t z = d->z[d->next + (int)u];                                                      \
+        q[j + u] = (int32_t)pccl__szp_unzigzag(z);                                                \
+        esc |= z == UINT32_MAX;                                                                   \
+      }                                                                                           \
+      for (size_t u = 0; esc && u < t; u++)                                                       \
+        if (d->z[d->next + (int)u] == UINT32_MAX) {                                               \
+          memcpy(&o[j + u], d->out, sizeof(T));                                                   \
+          d->out += sizeof(T);                                                                    \
+          d->pos += sizeof(T);                                                                    \
+        }                                                                                         \
+      d->next += (int)t;                                                                          \
+      j += t;                                                                                     \
+      any |= esc;                                                                                 \
     }                                                                                             \
-    int32_t q = (int32_t)pccl__szp_unzigzag(d->z[d->next++]);                                     \
-    if (q == SZI_ESCAPE) {                                                                        \
-      memcpy(&d->r[at], d->out, sizeof(T));                                                       \
-      d->out += sizeof(T);                                                                        \
-      d->pos += sizeof(T);                                                                        \
-    } else {                                                                                      \
-      d->r[at] = (T)(pred + pccl__szp_mul((double)q, d->step));                                   \
+    return any;                                                                                   \
+  }                                                                                               \
+                                                                                                  \
+  static void decode_run_##name(dec_##name##_t *d, size_t at, size_t m, size_t ps, size_t off,    \
+                                int form) {                                                       \
+    double p[SZI_CHUNK], q[SZI_CHUNK];                                                            \
+    T o[SZI_CHUNK];                                                                               \
+    for (size_t done = 0; done < m; done += SZI_CHUNK, at += SZI_CHUNK * ps) {                    \
+      size_t c = m - done < SZI_CHUNK ? m - done : SZI_CHUNK;                                     \
+      predict_##name(d->r, at, c, ps, off, form, p);                                              \
+      uint32_t esc = take_##name(d, c, q, o);                                                     \
+      for (size_t j = 0; j < c; j++) d->r[at + j * ps] = (T)(p[j] + pccl__szp_mul(q[j], d->step)); \
+      for (size_t j = 0; esc && j < c; j++) /* o[j] is set only for escapes */                    \
+        if (q[j] == (double)SZI_ESCAPE) d->r[at + j * ps] = o[j];                                 \
     }                                                                                             \
   }                                                                                               \
-
-/* Visits every point of grid g in traversal order, calling
- * VISIT(state, index, prediction) with predictions read from r, the
- * decoded values so far. A macro, so that each visitor inlines. */
-#define SZI_WALK(g, r, VISIT, state)                                                              \
-  do {                                                                                            \
-    const size_t *n_ = (g)->n, *st_ = (g)->stride;                                                \
-    if (n_[0] * n_[1] * n_[2] == 0) break;                                                        \
-    VISIT(state, 0, 0.0);                                                                         \
-    for (size_t s = (g)->top / 2; s >= 1; s /= 2) {                                               \
-      for (size_t z = 0; z < n_[2]; z += 2 * s)                                                   \
-        for (size_t y = 0; y < n_[1]; y += 2 * s)                                                 \
-          for (size_t x = s; x < n_[0]; x += 2 * s) {                                             \
-            size_t at = z * st_[2] + y * st_[1] + x;                                              \
-            VISIT(state, at, PRED(r, at, s, form_of(x, s, n_[0])));                               \
-          }                                                                                       \
-      for (size_t z = 0; z < n_[2]; z += 2 * s)                                                   \
-        for (size_t y = s; y < n_[1]; y += 2 * s) {                                               \
-          int form = form_of(y, s, n_[1]);                                                        \
-          for (size_t x = 0; x < n_[0]; x += s) {                                                 \
-            size_t at = z * st_[2] + y * st_[1] + x;                                              \
-            VISIT(state, at, PRED(r, at, s * st_[1], form));                                      \
-          }                                                                                       \
-        }                                                                                         \
-      for (size_t z = s; z < n_[2]; z += 2 * s) {                                                 \
-        int form = form_of(z, s, n_[2]);                                                          \
-        for (size_t y = 0; y < n_[1]; y += s)                                                     \
-          for (size_t x = 0; x < n_[0]; x += s) {                                                 \
-            size_t at = z * st_[2] + y * st_[1] + x;                                              \
-            VISIT(state, at, PRED(r, at, s * st_[2], form));                                      \
-          }                                                                                       \
-      }                                                                                           \
-    }                                                                                             \
-  } while (0)
+                                                                                                  \
+  static void encode_all_##name(const szi_grid_t *g, enc_##name##_t *e) {                         \
+    SZI_WALK(g, encode_run_##name, e);                                                            \
+  }                                                                                               \
+  static void decode_all_##name(const szi_grid_t *g, dec_##name##_t *d) {                         \
+    SZI_WALK(g, decode_run_##name, d);                                                            \
+  }
 
 SZI_TYPED(f32, float)
 SZI_TYPED(f64, double)
-
-#define PRED pred_f32
-static void encode_all_f32(const szi_grid_t *g, enc_f32_t *e) { SZI_WALK(g, e->r, encode_f32, e); }
-static void decode_all_f32(const szi_grid_t *g, dec_f32_t *d) { SZI_WALK(g, d->r, decode_f32, d); }
-#undef PRED
-#define PRED pred_f64
-static void encode_all_f64(const szi_grid_t *g, enc_f64_t *e) { SZI_WALK(g, e->r, encode_f64, e); }
-static void decode_all_f64(const szi_grid_t *g, dec_f64_t *d) { SZI_WALK(g, d->r, decode_f64, d); }
-#undef PRED
 
 /* ---- the codec table's row --------------------------------------------------- */
 

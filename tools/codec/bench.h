@@ -63,6 +63,7 @@ typedef struct bench_codec {
 } bench_codec_t;
 
 extern const bench_codec_t bench_szp;   /* pccl_compress, PCCL_CODEC_SZP */
+extern const bench_codec_t bench_szi;   /* pccl_compress_3d, PCCL_CODEC_SZI, the field's shape */
 extern const bench_codec_t bench_zfp1d; /* pccl_compress, PCCL_CODEC_ZFP (1-D) */
 extern const bench_codec_t bench_zfp3d; /* libzfp directly, 3-D field */
 
@@ -99,8 +100,9 @@ bench_status_t bench_match(const bench_codec_t *c, const bench_field_t *f, doubl
 void bench_print_header(const bench_options_t *o, const bench_field_t *f, int zfp);
 void bench_print_columns(void);
 void bench_print_row(const bench_row_t *row, const bench_field_t *f);
-/* szp's row against each other row of one bound: rows[0] is szp. */
-void bench_print_summary(const bench_row_t *rows, int nrows);
+/* Each of pccl's rows (rows[0 .. own)) against each ZFP row of one bound
+ * (rows[own .. nrows)). */
+void bench_print_summary(const bench_row_t *rows, int own, int nrows);
 void bench_csv_header(FILE *csv);
 void bench_csv_row(FILE *csv, const bench_options_t *o, const bench_field_t *f,
                    const bench_row_t *row);

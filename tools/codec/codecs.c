@@ -1,5 +1,6 @@
 /* codecs.c - the rows that go through pccl's public codec API: szp and
- * zfp-1d (ZFP on the buffer as one 1-D array, as the collectives see it). */
+ * zfp-1d (ZFP on the buffer as one 1-D array, as the collectives see it),
+ * and szi, given the field's 3-D shape. */
 #include <math.h>
 #include <string.h>
 
@@ -29,7 +30,10 @@ static bench_status_t pccl_failure(pccl_status_t st, char *err) {
 static bench_status_t pccl_compress_row(const bench_codec_t *c, const bench_field_t *f,
                                         double tol, size_t *size, char *err) {
   pccl__thread_error()[0] = '\0'; /* no stale detail if a call fails without one */
-  pccl_status_t st = pccl_compress(c->codec, f->orig, f->count, f->dtype, tol, f->comp, f->cap, size);
+  pccl_status_t st = c->codec == PCCL_CODEC_SZI
+                         ? pccl_compress_3d(c->codec, f->orig, f->nx, f->ny, f->nz, f->dtype, tol,
+                                            f->comp, f->cap, size)
+                         : pccl_compress(c->codec, f->orig, f->count, f->dtype, tol, f->comp, f->cap, size);
   return st == PCCL_OK ? BENCH_OK : pccl_failure(st, err);
 }
 
@@ -42,6 +46,9 @@ static bench_status_t pccl_decompress_row(const bench_codec_t *c, const bench_fi
 }
 
 const bench_codec_t bench_szp = {"szp", PCCL_CODEC_SZP, pccl_available, pccl_capacity,
+                                 same_tolerance, pccl_compress_row, pccl_decompress_row};
+
+const bench_codec_t bench_szi = {"szi", PCCL_CODEC_SZI, pccl_available, pccl_capacity,
                                  same_tolerance, pccl_compress_row, pccl_decompress_row};
 
 const bench_codec_t bench_zfp1d = {"zfp-1d", PCCL_CODEC_ZFP, pccl_available, pccl_capacity,

@@ -9,10 +9,11 @@
 
 void bench_usage(FILE *out) {
   fputs("usage: pccl-codec-bench [options]\n"
-        "Compares pccl's szp codec with ZFP's fixed-accuracy mode on one thread, on a\n"
-        "generated 3-D field: szp and zfp-1d through pccl_compress, zfp-3d through\n"
-        "libzfp on the 3-D field at the same tolerance, and zfp-3d-matched at the\n"
-        "tolerance whose max error comes closest to szp's without exceeding it.\n"
+        "Compares pccl's codecs with ZFP's fixed-accuracy mode on one thread, on a\n"
+        "generated 3-D field: szp and zfp-1d through pccl_compress, szi through\n"
+        "pccl_compress_3d with the field's shape, zfp-3d through libzfp on the 3-D\n"
+        "field at the same tolerance, and zfp-3d-matched at the tolerance whose max\n"
+        "error comes closest to szp's and szi's without exceeding either.\n"
         "  -n NX              cube edge, 1 to 1024 (default 256: 256^3 values)\n"
         "  -d NAME            dataset (default smooth):\n"
         "                    ",

@@ -1,5 +1,5 @@
 /* report.c - pccl-codec-bench's output: the setup line, one table row per
- * (codec, bound), the per-bound summary of szp against each ZFP row, and
+ * (codec, bound), the per-bound summary of szp and szi against each ZFP row, and
  * the same rows as CSV. */
 #include <string.h>
 
@@ -24,7 +24,7 @@ void bench_print_header(const bench_options_t *o, const bench_field_t *f, int zf
          original_bytes(f) / (1 << 20), f->lo, f->hi, o->rounds, zfp ? bench_zfp_version() : "no zfp");
   printf("# GB/s: original bytes / time; ratio: original / compressed bytes; tol: the tolerance "
          "the codec applied (ZFP: a power of two)\n"
-         "# summary: szp's speed and ratio divided by each ZFP row's (above 1: szp ahead)\n");
+         "# summary: szp's and szi's speed and ratio divided by each ZFP row's (above 1: pccl ahead)\n");
 }
 
 void bench_print_columns(void) {
@@ -40,14 +40,17 @@ void bench_print_row(const bench_row_t *r, const bench_field_t *f) {
   fflush(stdout);
 }
 
-void bench_print_summary(const bench_row_t *rows, int nrows) {
-  if (nrows < 2) return;
-  printf("# summary %.1e, szp over:", rows[0].rel);
-  for (int i = 1; i < nrows; i++)
-    printf("%s %s compress %.2fx decompress %.2fx ratio %.2fx", i > 1 ? " |" : "", rows[i].label,
-           rows[i].compress_s / rows[0].compress_s, rows[i].decompress_s / rows[0].decompress_s,
-           (double)rows[i].bytes / (double)rows[0].bytes);
-  printf("\n\n");
+void bench_print_summary(const bench_row_t *rows, int own, int nrows) {
+  for (int o = 0; o < own && nrows > own; o++) {
+    const bench_row_t *me = &rows[o];
+    printf("# summary %.1e, %s over:", me->rel, me->label);
+    for (int i = own; i < nrows; i++)
+      printf("%s %s compress %.2fx decompress %.2fx ratio %.2fx", i > own ? " |" : "", rows[i].label,
+             rows[i].compress_s / me->compress_s, rows[i].decompress_s / me->decompress_s,
+             (double)rows[i].bytes / (double)me->bytes);
+    printf("\n");
+  }
+  printf("\n");
   fflush(stdout);
 }
 
