@@ -2,14 +2,17 @@
 """compare_sim.py - how well the simulator ranks algorithms: reads a measured
 pccl-bench CSV and a pccl-sim CSV of the same candidates (same collective,
 layout and sizes) and prints, per size, the measured and predicted best, the
-measured time of the predicted best relative to the measured best, and the
-rank agreement (Kendall's tau); then the geometric mean over sizes, and where
+measured time of the predicted best relative to the measured best, the
+rank agreement (Kendall's tau), and how many of the pairs that the
+measurement tells apart (times more than --margin apart) the simulator
+orders as measured; then the geometric mean over sizes, and where
 the best parameterized choice beats its unparameterized baseline (ring, or
 k = 2). Measured times are taken relative to Open MPI's in the same row (see
 load). With -o it also draws measured and predicted times side by side.
 Needs Debian's python3 (with python3-matplotlib for -o).
 
 usage: compare_sim.py MEASURED.csv SIMULATED.csv [-o OUT.png] [--csv OUT.csv] [--raw]
+                      [--margin FRACTION]
 """
 import argparse
 import csv
@@ -52,6 +55,22 @@ def kendall(a, b):
     return agree / total if total else float("nan")
 
 
+def separated(a, b, margin):
+    """Pairs whose times in a differ by more than the fraction margin (closer
+    ones are within this machine's noise), and how many of them b orders the
+    same way."""
+    keys = list(a)
+    agree = total = 0
+    for i in range(len(keys)):
+        for j in range(i + 1, len(keys)):
+            x, y = a[keys[i]], a[keys[j]]
+            if max(x, y) <= (1 + margin) * min(x, y):
+                continue
+            total += 1
+            agree += (x < y) == (b[keys[i]] < b[keys[j]])
+    return agree, total
+
+
 def baseline(key):
     name = key.split(":")[0]
     if name in ("kring",):
@@ -73,15 +92,20 @@ def main():
     ap.add_argument("--csv")
     ap.add_argument("--raw", action="store_true",
                     help="compare measured times as they are, not relative to Open MPI's")
+    ap.add_argument("--margin", type=float, default=0.10,
+                    help="measured times closer than this fraction count as a tie (default 0.10)")
     args = ap.parse_args()
+    if not 0 <= args.margin < 10:
+        print("--margin must be in [0, 10)", file=sys.stderr)
+        return 2
     meas, sim = load(args.measured, args.raw), load(args.simulated)
     sizes = sorted(set(meas) & set(sim))
     if not sizes:
         print("no size in common", file=sys.stderr)
         return 1
-    rows, logs, hits, taus = [], [], 0, []
+    rows, logs, hits, taus, seps = [], [], 0, [], []
     print(f"{'bytes':>10} {'measured best':>16} {'us':>10} {'predicted best':>16} "
-          f"{'its measured us':>15} {'ratio':>6} {'tau':>6}")
+          f"{'its measured us':>15} {'ratio':>6} {'tau':>6} {'separated':>10}")
     for s in sizes:
         common = sorted((set(meas[s]) & set(sim[s])) - {"auto"})
         m = {k: meas[s][k] for k in common}
@@ -89,15 +113,23 @@ def main():
         mb, pb = min(m, key=m.get), min(p, key=p.get)
         ratio = m[mb] / m[pb]
         tau = kendall(m, p)
+        agree, total = separated(m, p, args.margin)
         hits += mb == pb
         logs.append(math.log(ratio))
         taus.append(tau)
-        rows.append((s, mb, m[mb], pb, m[pb], ratio, tau))
-        print(f"{s:>10} {mb:>16} {m[mb]:>10.1f} {pb:>16} {m[pb]:>15.1f} {ratio:>6.3f} {tau:>6.2f}")
+        seps.append((agree, total))
+        rows.append((s, mb, m[mb], pb, m[pb], ratio, tau, agree, total))
+        print(f"{s:>10} {mb:>16} {m[mb]:>10.1f} {pb:>16} {m[pb]:>15.1f} {ratio:>6.3f} {tau:>6.2f} "
+              f"{f'{agree}/{total}':>10}")
     gm = math.exp(sum(logs) / len(logs))
     print(f"# predicted best achieves {100 * gm:.1f}% of the measured best (geometric mean over "
           f"{len(sizes)} sizes); same top choice at {hits} of {len(sizes)} sizes; "
           f"mean Kendall tau {sum(taus) / len(taus):.2f}")
+    agree, total = sum(a for a, _ in seps), sum(t for _, t in seps)
+    most = sum(1 for a, t in seps if t and a >= 0.8 * t)
+    print(f"# of the pairs measured more than {100 * args.margin:.0f}% apart, the simulator orders "
+          f"{agree} of {total} as measured ({100 * agree / max(total, 1):.0f}%); at least 80% of "
+          f"them at {most} of {len(sizes)} sizes")
     autos = [(s, meas[s]["auto"], min(meas[s].values()))
              for s in sizes if "auto" in meas[s]]
     if autos:
@@ -118,7 +150,8 @@ def main():
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["bytes", "measured_best", "measured_us", "predicted_best",
-                        "predicted_best_measured_us", "ratio", "kendall_tau"])
+                        "predicted_best_measured_us", "ratio", "kendall_tau",
+                        "separated_agree", "separated_pairs"])
             w.writerows(rows)
     if args.output:
         import matplotlib
