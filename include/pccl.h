@@ -238,7 +238,7 @@ PCCL_API int pccl_codec_available(pccl_codec_t codec);
 
 /* Capacity pccl_compress needs at most for `count` elements, header
  * included; 0 for an unknown or unavailable codec, a datatype the codec does
- * not take (zfp: float16, bfloat16; every codec: non-float types), or a
+ * not take (zfp, szi: float16, bfloat16; every codec: non-float types), or a
  * size that does not fit in size_t. */
 PCCL_API size_t pccl_compress_bound(pccl_codec_t codec, size_t count, pccl_dtype_t dtype);
 

@@ -18,10 +18,11 @@
  * the same operations on the same decoded values (the library is built
  * with -ffp-contract=off), so they agree bit for bit.
  *
- * Quantization as szp: q = round((x - pred) / step) with step = (2 - 2^-5)
- * x bound, and the decoded value is (T)(pred + q x step). The encoder checks
- * that value against the bound; an element that misses it (NaN, Inf, huge
- * values) or whose |q| would reach 2^30 is an outlier: its q is the escape
+ * Quantization as szp: q = (x - pred) x (1 / step), rounded to nearest
+ * even, with step = (2 - 2^-5) x bound; the decoded value is
+ * (T)(pred + q x step). The encoder checks that value against the bound; an
+ * element that misses it (NaN, Inf, huge values) or whose scaled residual
+ * (x - pred) / step reaches 2^30 in magnitude is an outlier: its q is the escape
  * value INT32_MIN and the element itself is stored bit for bit, so it
  * decodes exactly. That check, not the arithmetic, guarantees the bound.
  *
