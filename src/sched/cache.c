@@ -5,7 +5,7 @@
 #include <string.h>
 
 static int same(const pccl_sched_key_t *a, const pccl_sched_key_t *b) {
-  return a->coll == b->coll && a->algo == b->algo && a->root == b->root &&
+  return a->coll == b->coll && a->algo == b->algo && a->k == b->k && a->root == b->root &&
          a->inplace == b->inplace && a->avg == b->avg && a->count == b->count &&
          a->elem_size == b->elem_size;
 }
