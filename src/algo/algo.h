@@ -272,6 +272,21 @@ void pccl_ring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *bof
 void pccl_ring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
                               pccl_place_t in, pccl_place_t out);
 
+/* Binomial trees rooted at member 0 of a group (binomial.c). Broadcast: the
+ * root's vector (read from *src when given, else already in data) lands in
+ * data everywhere. Reduce: `in` of every member, reduced, lands in the
+ * root's `out`. Scatter: the root's vector at `in` (blocks boff) is dealt
+ * out, block i to member i's `out`. Gather: the reverse; member i's block is
+ * at `in`, or already at out+boff[i] when in is NULL. */
+void pccl_binomial_bcast(pccl_sb_t *sb, const pccl_group_t *g, const pccl_region_t *src,
+                         pccl_region_t data);
+void pccl_binomial_reduce(pccl_sb_t *sb, const pccl_group_t *g, pccl_region_t in,
+                          pccl_region_t out);
+void pccl_binomial_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                           pccl_place_t in, pccl_region_t out);
+void pccl_binomial_gather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
+                          const pccl_place_t *in, pccl_place_t out);
+
 /* The fold that runs radix-k algorithms on any p (recmul.c): P = k^rounds
  * virtual ranks, each leading a group of consecutive ranks (the first rem
  * groups hold q+1, the others q); the group's last rank leads it. */
