@@ -108,6 +108,9 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
   X(ALLGATHER_HIER_RECMUL, ALLGATHER, "hier_recmul", 4, 1,                                        \
     "two-level: recursive multiplying (radix k) between nodes, in-node, shuffle",                \
     pccl_gen_allgather_hier_recmul)                                                               \
+  X(ALLGATHER_HIER_LEADER, ALLGATHER, "hier_leader", 2, 1,                                       \
+    "two-level, one leader per node: gather to it, recursive multiplying (radix k) between "     \
+    "leaders, broadcast in the node", pccl_gen_allgather_hier_leader)                             \
   X(REDUCE_SCATTER_HIER_RING, REDUCE_SCATTER, "hier_ring", 0, 0,                                  \
     "two-level: shuffle, in-node, ring between nodes", pccl_gen_rs_hier_ring)                     \
   X(REDUCE_SCATTER_HIER_RECHALV, REDUCE_SCATTER, "hier_rechalv", 2, 0,                            \
@@ -115,6 +118,9 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
   X(REDUCE_SCATTER_HIER_RECMUL, REDUCE_SCATTER, "hier_recmul", 4, 1,                              \
     "two-level: shuffle, in-node, recursive multiplying (radix k) between nodes",                \
     pccl_gen_rs_hier_recmul)                                                                      \
+  X(REDUCE_SCATTER_HIER_LEADER, REDUCE_SCATTER, "hier_leader", 2, 1,                             \
+    "two-level, one leader per node: reduce to it, recursive multiplying (radix k) between "     \
+    "leaders, scatter in the node", pccl_gen_rs_hier_leader)                                      \
   X(ALLREDUCE_HIER_RING, ALLREDUCE, "hier_ring", 0, 0,                                            \
     "two-level reduce-scatter then two-level all-gather, ring between nodes",                    \
     pccl_gen_allreduce_hier_ring)                                                                 \

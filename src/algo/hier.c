@@ -36,6 +36,7 @@ typedef struct {
   int node, local, nlocal, maxlocal;
   size_t *seg; /* seg[v]: where index v's blocks start in the staging vector */
   size_t *rb;  /* rb[r]: where the part of local rank r starts; rb[nlocal] = total */
+  int *order;  /* the ranks whose blocks make the staging vector, in its order */
 } layout_t;
 
 static int node_size(const pccl_topo_t *t, int n) { return t->node_off[n + 1] - t->node_off[n]; }
@@ -64,13 +65,17 @@ static int make_layout(pccl_sb_t *sb, const pccl_topo_t *t, int rank, int k, con
     if (node_size(t, n) > L->maxlocal) L->maxlocal = node_size(t, n);
   L->seg = pccl_sb_scratch(sb, (size_t)L->maxlocal * sizeof(size_t));
   L->rb = pccl_sb_scratch(sb, ((size_t)L->nlocal + 1) * sizeof(size_t));
-  if (!L->seg || !L->rb) return 0;
+  L->order = pccl_sb_scratch(sb, (size_t)t->node_off[t->nnodes] * sizeof(int));
+  if (!L->seg || !L->rb || !L->order) return 0;
   size_t at = boff[0];
+  int i = 0;
   for (int r = 0; r < L->nlocal; r++) {
     L->rb[r] = at;
     for (int v = r; v < L->maxlocal; v += L->nlocal) {
       L->seg[v] = at;
       at += segment_len(L, v);
+      for (int n = 0; n < t->nnodes; n++)
+        if (v < node_size(t, n)) L->order[i++] = rank_at(t, n, v);
     }
   }
   L->rb[L->nlocal] = at;
@@ -100,24 +105,24 @@ static pccl_group_t node_group(const layout_t *L) {
   return g;
 }
 
-/* Copies between rank order (at `ranked`) and staging order (at `staged`). */
-static void shuffle(pccl_sb_t *sb, const layout_t *L, pccl_place_t ranked, pccl_place_t staged,
-                    int to_ranked) {
-  for (int v = 0; v < L->maxlocal; v++) {
-    size_t pos = L->seg[v];
-    for (int n = 0; n < L->t->nnodes; n++) {
-      if (v >= node_size(L->t, n)) continue;
-      int x = rank_at(L->t, n, v);
-      pccl_region_t r = pccl_rg(ranked.buf, ranked.off + L->boff[x], blen(L->boff, x));
-      pccl_region_t s = pccl_rg(staged.buf, staged.off + pos, r.len);
-      if (to_ranked)
-        pccl_sb_copy(sb, r, s);
-      else
-        pccl_sb_copy(sb, s, r);
-      pos += r.len;
-    }
+/* Copies between rank order (at `ranked`) and a staging order (at
+ * `staged`): order[0 .. p) are the ranks whose blocks follow each other there. */
+static void shuffle(pccl_sb_t *sb, const size_t *boff, const int *order, int p,
+                    pccl_place_t ranked, pccl_place_t staged, int to_ranked) {
+  size_t pos = boff[0];
+  for (int i = 0; i < p; i++) {
+    int x = order[i];
+    pccl_region_t r = pccl_rg(ranked.buf, ranked.off + boff[x], blen(boff, x));
+    pccl_region_t s = pccl_rg(staged.buf, staged.off + pos, r.len);
+    if (to_ranked)
+      pccl_sb_copy(sb, r, s);
+    else
+      pccl_sb_copy(sb, s, r);
+    pos += r.len;
   }
 }
+
+static int nranks_of(const pccl_topo_t *t) { return t->node_off[t->nnodes]; }
 
 /* Where this rank's block sits in staging order (boff[0] based). */
 static size_t staged_offset(const layout_t *L) {
@@ -147,7 +152,7 @@ static void hier_allgather(pccl_sb_t *sb, const layout_t *L, const pccl_place_t 
   }
   pccl_group_t node = node_group(L);
   intra(sb, &node, L->rb, NULL, stage);
-  if (!staged) shuffle(sb, L, out, stage, 1);
+  if (!staged) shuffle(sb, L->boff, L->order, nranks_of(t), out, stage, 1);
 }
 
 /* With `staged`, in is already in staging order and serves as the staging
@@ -159,7 +164,7 @@ static void hier_reduce_scatter(pccl_sb_t *sb, const layout_t *L, pccl_place_t i
   pccl_place_t stage = in;
   if (!staged) {
     stage = (pccl_place_t){PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - L->boff[0]};
-    shuffle(sb, L, in, stage, 0);
+    shuffle(sb, L->boff, L->order, nranks_of(L->t), in, stage, 0);
   }
   size_t part = L->rb[L->local + 1] - L->rb[L->local];
   size_t acc = pccl_sb_tmp(sb, part);
@@ -263,6 +268,112 @@ pccl_status_t pccl_gen_allreduce_hier_ring(pccl_sb_t *sb, const pccl_coll_args_t
 pccl_status_t pccl_gen_allreduce_hier_recmul(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   plan_t P = nodes(a, pccl_recmul_allgather, pccl_recmul_reduce_scatter);
   return gen_allreduce(sb, a, &P);
+}
+
+/* One leader per node. Below a few KiB per rank the cost of a message, not
+ * of a byte, dominates; there, having every rank of a node talk off-node
+ * multiplies the messages each NIC (and, on a host with fewer cores than
+ * ranks, each core) must handle. These variants, the layout of Open MPI's
+ * HAN and of the classic SMP-aware collectives, let only each node's first
+ * rank (its leader) talk between nodes, with the node's whole part:
+ *   all-gather: binomial gather to the leader, recursive multiplying
+ *     (radix k) all-gather between leaders, binomial broadcast of the whole
+ *     vector in the node;
+ *   reduce-scatter: binomial reduce of the whole vector to the leader,
+ *     recursive multiplying reduce-scatter between leaders, binomial
+ *     scatter in the node.
+ * The staging order is node-major (t->members), which is rank order, with
+ * no shuffle, when each node holds consecutive ranks in order.
+ *
+ * Cost (N nodes of M ranks, n bytes in total, L = ceil(log2 M)):
+ *   the between-node algorithm on n bytes over N members, plus
+ *   2 L alpha + (M-1)/M n beta + L n beta (+ L n gamma) inside the node. */
+typedef struct {
+  int node, local;
+  size_t *off;  /* off[i]: where position i of node-major order starts; off[p]: the end */
+  size_t *noff; /* noff[n]: where node n's part starts (the leaders' blocks) */
+  pccl_group_t in_node, leaders;
+  int ranked; /* node-major order is rank order */
+} leader_t;
+
+static int make_leader(pccl_sb_t *sb, const pccl_topo_t *t, int rank, int k, const size_t *boff,
+                       leader_t *L) {
+  int p = nranks_of(t), N = t->nnodes;
+  int *lead = pccl_sb_scratch(sb, (size_t)N * sizeof(int));
+  L->off = pccl_sb_scratch(sb, ((size_t)p + 1) * sizeof(size_t));
+  L->noff = pccl_sb_scratch(sb, ((size_t)N + 1) * sizeof(size_t));
+  if (!lead || !L->off || !L->noff) return 0;
+  L->ranked = 1;
+  L->off[0] = boff[0];
+  for (int i = 0; i < p; i++) {
+    L->off[i + 1] = L->off[i] + blen(boff, t->members[i]);
+    L->ranked &= t->members[i] == i;
+  }
+  for (int n = 0; n <= N; n++) L->noff[n] = L->off[t->node_off[n]];
+  for (int n = 0; n < N; n++) lead[n] = rank_at(t, n, 0);
+  L->node = t->node_of[rank];
+  L->local = 0;
+  while (rank_at(t, L->node, L->local) != rank) L->local++;
+  L->in_node = (pccl_group_t){node_size(t, L->node), L->local, t->members + t->node_off[L->node], 2};
+  L->leaders = (pccl_group_t){N, L->node, lead, k};
+  return 1;
+}
+
+static void leader_allgather(pccl_sb_t *sb, const pccl_topo_t *t, const leader_t *L,
+                             const size_t *boff, pccl_place_t in, pccl_place_t out) {
+  int p = nranks_of(t);
+  size_t total = L->off[p] - boff[0];
+  pccl_place_t stage = L->ranked ? out : (pccl_place_t){PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - boff[0]};
+  pccl_binomial_gather(sb, &L->in_node, L->off + t->node_off[L->node], &in, stage);
+  if (L->local == 0) pccl_recmul_allgather(sb, &L->leaders, L->noff, NULL, stage);
+  pccl_binomial_bcast(sb, &L->in_node, NULL, pccl_rg(stage.buf, stage.off + boff[0], total));
+  if (!L->ranked) shuffle(sb, boff, t->members, p, out, stage, 1);
+}
+
+static void leader_reduce_scatter(pccl_sb_t *sb, const pccl_topo_t *t, const leader_t *L,
+                                  const size_t *boff, pccl_place_t in, pccl_place_t out, int rank) {
+  int p = nranks_of(t);
+  size_t total = L->off[p] - boff[0];
+  const size_t *nodeoff = L->off + t->node_off[L->node]; /* this node's blocks */
+  size_t part = L->noff[L->node + 1] - L->noff[L->node];
+  pccl_region_t whole = pccl_rg(in.buf, in.off + boff[0], total);
+  pccl_place_t mine = {PCCL_BUF_TMP, 0}; /* the node's part, reduced (the leader's) */
+  if (L->local != 0) {
+    pccl_binomial_reduce(sb, &L->in_node, whole, pccl_rg(PCCL_BUF_TMP, 0, 0));
+  } else {
+    pccl_place_t sum = {PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - boff[0]}; /* rank order */
+    pccl_binomial_reduce(sb, &L->in_node, whole, pccl_rg(PCCL_BUF_TMP, sum.off + boff[0], total));
+    if (!L->ranked) {
+      pccl_place_t staged = {PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - boff[0]};
+      shuffle(sb, boff, t->members, p, sum, staged, 0);
+      sum = staged;
+    }
+    mine.off = pccl_sb_tmp(sb, part) - nodeoff[0];
+    pccl_recmul_reduce_scatter(sb, &L->leaders, L->noff, sum,
+                               (pccl_place_t){PCCL_BUF_TMP, mine.off + nodeoff[0]});
+  }
+  pccl_binomial_scatter(sb, &L->in_node, nodeoff, mine, pccl_rg(out.buf, out.off, blen(boff, rank)));
+}
+
+static pccl_status_t gen_leader(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  leader_t L;
+  if (!a->topo) return PCCL_ERR_INTERNAL;
+  if (!boff || !make_leader(sb, a->topo, a->rank, a->k, boff, &L)) return PCCL_ERR_NO_MEMORY;
+  pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
+  if (a->coll == PCCL_COLL_ALLGATHER)
+    leader_allgather(sb, a->topo, &L, boff, in, out);
+  else
+    leader_reduce_scatter(sb, a->topo, &L, boff, in, out, a->rank);
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_gen_allgather_hier_leader(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  return gen_leader(sb, a);
+}
+
+pccl_status_t pccl_gen_rs_hier_leader(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  return gen_leader(sb, a);
 }
 
 /* k-ring (PICCL): groups of k consecutive ranks play the nodes; ring between
