@@ -26,16 +26,16 @@ typedef struct {
  * with rabenseifner at 4 KiB). The tuner of a later issue replaces such
  * hand-set rows with measured ones. */
 static const rule_t rules[] = {
-    /* Several nodes: the two-level algorithms (see hier.c), logarithmic
-     * between nodes while latency matters, ring where bandwidth does. The
-     * smallest all-gathers stay flat: recursive doubling has as few rounds
-     * and skips the shuffle. Emulated cluster, 8 nodes x 2 ranks, 1 Gbit/s:
-     * at 32 KiB flat 470 us against 495 us (docs/results/param); at 64 KiB
-     * hier_recdbl 552 us against 1032 us flat (docs/results/hier-1gbit; at
-     * 10 Gbit/s the two tie there, docs/results/hier). */
-    {PCCL_COLL_ALLGATHER, 32 << 10, 1, 1, PCCL_ALGO_ALLGATHER_RECDBL},
+    /* Several nodes: the two-level algorithms (see hier.c). The smallest
+     * sizes take the leader variants, where fewer messages cross between
+     * nodes; then logarithmic between nodes while latency matters, ring
+     * where bandwidth does. Emulated cluster, 8 nodes x 2 ranks, 10 Gbit/s,
+     * all-gather of 16 KiB: hier_leader 374 us, hier_recdbl 464 us, flat
+     * recdbl 467 us; of 256 KiB: 1673, 1302 and 1951 us (one run). */
+    {PCCL_COLL_ALLGATHER, 64 << 10, 1, 1, PCCL_ALGO_ALLGATHER_HIER_LEADER},
     {PCCL_COLL_ALLGATHER, 4 << 20, 1, 1, PCCL_ALGO_ALLGATHER_HIER_RECDBL},
     {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, PCCL_ALGO_ALLGATHER_HIER_RING},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 1, PCCL_ALGO_REDUCE_SCATTER_HIER_LEADER},
     {PCCL_COLL_REDUCE_SCATTER, 4 << 20, 1, 1, PCCL_ALGO_REDUCE_SCATTER_HIER_RECHALV},
     {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, PCCL_ALGO_REDUCE_SCATTER_HIER_RING},
     {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, PCCL_ALGO_ALLREDUCE_HIER_REC},

@@ -223,37 +223,57 @@ static void benchmark_size(bench_t *b, pccl_coll_t coll, const char *forced_algo
   report_size(b, &c, &result);
 }
 
-/* Runs the size sweep with `forced_algo` (NULL: automatic selection). */
-static void benchmark_algorithm(bench_t *b, pccl_coll_t coll, const char *forced_algo) {
-  if (forced_algo != NULL)
-    abort_on_pccl_error(b->comm, pccl_comm_set_algo(b->comm, coll, forced_algo),
-                        "pccl_comm_set_algo");
-  for (size_t bytes = b->opts.min_bytes;; bytes *= (size_t)b->opts.factor) {
-    benchmark_size(b, coll, forced_algo, bytes);
-    if (bytes > b->opts.max_bytes / (size_t)b->opts.factor) break;
+/* The algorithms the -a list names, in its order: NULL for "auto", every
+ * registered one for "all". Unknown names are noted and skipped. */
+static int list_algorithms(const bench_t *b, pccl_coll_t coll, const char **registered, int count,
+                           char (*items)[MAX_NAME], const char **out) {
+  int n = 0;
+  for (const char *cursor = b->opts.algos; next_list_item(&cursor, items[n]);) {
+    if (strcmp(items[n], "auto") == 0) {
+      out[n++] = NULL;
+    } else if (strcmp(items[n], "all") == 0) {
+      for (int i = 0; i < count; i++) out[n++] = registered[i];
+    } else if (find_algorithm(registered, count, items[n]) >= 0) {
+      out[n] = items[n];
+      n++;
+    } else if (b->rank == 0) {
+      printf("# note: no algorithm '%s' for %s; skipped\n", items[n], pccl_coll_name(coll));
+      fflush(stdout);
+    }
   }
-  if (forced_algo != NULL)
-    abort_on_pccl_error(b->comm, pccl_comm_set_algo(b->comm, coll, NULL),
-                        "pccl_comm_set_algo");
+  return n;
 }
 
+static void set_algo(bench_t *b, pccl_coll_t coll, const char *name) {
+  abort_on_pccl_error(b->comm, pccl_comm_set_algo(b->comm, coll, name), "pccl_comm_set_algo");
+}
+
+/* Size by size, every listed algorithm at each size before the next: a
+ * machine whose speed drifts over the run (these emulated clusters do)
+ * then shifts the candidates of one size alike, not the later ones. */
 static void benchmark_collective(bench_t *b, pccl_coll_t coll) {
   print_table_header(b, coll);
   int count = 0;
   const char **registered = registered_algorithms(coll, &count);
-  char item[MAX_NAME];
-  for (const char *cursor = b->opts.algos; next_list_item(&cursor, item);) {
-    if (strcmp(item, "auto") == 0) {
-      benchmark_algorithm(b, coll, NULL);
-    } else if (strcmp(item, "all") == 0) {
-      for (int i = 0; i < count; i++) benchmark_algorithm(b, coll, registered[i]);
-    } else if (find_algorithm(registered, count, item) >= 0) {
-      benchmark_algorithm(b, coll, item);
-    } else if (b->rank == 0) {
-      printf("# note: no algorithm '%s' for %s; skipped\n", item, pccl_coll_name(coll));
-      fflush(stdout);
-    }
+  size_t most = 1 + (size_t)count; /* items, each "all" expanded */
+  for (const char *c = b->opts.algos; *c; c++) most += (*c == ',') + (size_t)count;
+  char (*items)[MAX_NAME] = calloc(most, MAX_NAME);
+  const char **algos = calloc(most, sizeof *algos);
+  if (!registered || !items || !algos) {
+    fprintf(stderr, "pccl-bench: out of memory\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
   }
+  int n = list_algorithms(b, coll, registered, count, items, algos);
+  for (size_t bytes = b->opts.min_bytes;; bytes *= (size_t)b->opts.factor) {
+    for (int i = 0; i < n; i++) {
+      set_algo(b, coll, algos[i]);
+      benchmark_size(b, coll, algos[i], bytes);
+    }
+    if (bytes > b->opts.max_bytes / (size_t)b->opts.factor) break;
+  }
+  set_algo(b, coll, NULL);
+  free(algos);
+  free(items);
   free(registered);
 }
 
