@@ -286,8 +286,10 @@ pccl_status_t pccl_gen_allreduce_hier_recmul(pccl_sb_t *sb, const pccl_coll_args
  * no shuffle, when each node holds consecutive ranks in order.
  *
  * Cost (N nodes of M ranks, n bytes in total, L = ceil(log2 M)):
- *   the between-node algorithm on n bytes over N members, plus
- *   2 L alpha + (M-1)/M n beta + L n beta (+ L n gamma) inside the node. */
+ *   the between-node algorithm on n bytes over N members, plus, inside the
+ *   node, 2 L alpha + L n beta (+ L n gamma) for the broadcast (reduce) of
+ *   the whole vector and (M-1)/M (n/N) beta for the gather (scatter) of the
+ *   node's part: cheap in messages, dear in bytes once n is large. */
 typedef struct {
   int node, local;
   size_t *off;  /* off[i]: where position i of node-major order starts; off[p]: the end */
