@@ -14,6 +14,7 @@ typedef struct {
   size_t max_bytes;
   int min_ranks;
   int multi_node; /* only where ranks span several nodes and some node holds more than one */
+  int max_nodes;  /* only up to this many nodes; 0: any number */
   pccl_algo_id_t algo;
 } rule_t;
 
@@ -27,33 +28,42 @@ typedef struct {
  * hand-set rows with measured ones. */
 static const rule_t rules[] = {
     /* Several nodes: the two-level algorithms (see hier.c). The smallest
-     * sizes take the leader variants, where fewer messages cross between
-     * nodes; then logarithmic between nodes while latency matters, ring
-     * where bandwidth does. Emulated cluster, 8 nodes x 2 ranks, 10 Gbit/s,
-     * all-gather of 16 KiB: hier_leader 374 us, hier_recdbl 464 us, flat
-     * recdbl 467 us; of 256 KiB: 1673, 1302 and 1951 us (one run). */
-    {PCCL_COLL_ALLGATHER, 64 << 10, 1, 1, PCCL_ALGO_ALLGATHER_HIER_LEADER},
-    {PCCL_COLL_ALLGATHER, 4 << 20, 1, 1, PCCL_ALGO_ALLGATHER_HIER_RECDBL},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, PCCL_ALGO_ALLGATHER_HIER_RING},
-    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 1, PCCL_ALGO_REDUCE_SCATTER_HIER_LEADER},
-    {PCCL_COLL_REDUCE_SCATTER, 4 << 20, 1, 1, PCCL_ALGO_REDUCE_SCATTER_HIER_RECHALV},
-    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, PCCL_ALGO_REDUCE_SCATTER_HIER_RING},
-    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, PCCL_ALGO_ALLREDUCE_HIER_REC},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, PCCL_ALGO_ALLREDUCE_HIER_RING},
-    {PCCL_COLL_ALLGATHER, 64 << 10, 4, 0, PCCL_ALGO_ALLGATHER_BRUCK},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, PCCL_ALGO_ALLGATHER_RING},
-    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, PCCL_ALGO_REDUCE_SCATTER_RECHALV},
-    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 0, PCCL_ALGO_REDUCE_SCATTER_RING},
-    {PCCL_COLL_ALLREDUCE, 2 << 10, 1, 0, PCCL_ALGO_ALLREDUCE_RECDBL},
-    {PCCL_COLL_ALLREDUCE, 4 << 10, 1, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER},
-    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, PCCL_ALGO_ALLREDUCE_RECDBL},
-    {PCCL_COLL_ALLREDUCE, 1 << 20, 1, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, PCCL_ALGO_ALLREDUCE_RING},
-    {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, PCCL_ALGO_BROADCAST_BINOMIAL},
-    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, PCCL_ALGO_REDUCE_BINOMIAL},
-    {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, PCCL_ALGO_SCATTER_BINOMIAL},
-    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, PCCL_ALGO_GATHER_BINOMIAL},
-    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, PCCL_ALGO_ALLTOALL_PAIRWISE},
+     * sizes take the leader variants, which send fewer, larger messages
+     * between nodes; then, on up to 8 nodes, the all-gather takes ring
+     * between nodes: its N-1 steps cost little against the transfer there,
+     * and each node sends to one neighbour and receives from another, where
+     * recursive doubling exchanges both ways over one connection, which the
+     * emulated links serve a third slower (docs/emucluster.md). More nodes
+     * keep recursive doubling / halving while latency matters, ring where
+     * bandwidth does. Emulated cluster, 2-8 nodes x 2 ranks, 10 and 1
+     * Gbit/s, medians of 3 runs (docs/results/hier, hier-1gbit): hier_leader
+     * the fastest or within 5% at 16 and 64 KiB in all 16 cells; from 256
+     * KiB hier_ring all-gather within 10% of the fastest in 10 of 12 cells
+     * (hier_recdbl: 5 of 12), hier_rechalv reduce-scatter in 10 of 12
+     * (hier_ring: 10 of 12). */
+    {PCCL_COLL_ALLGATHER, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_LEADER},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 8, PCCL_ALGO_ALLGATHER_HIER_RING},
+    {PCCL_COLL_ALLGATHER, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RECDBL},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RING},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_LEADER},
+    {PCCL_COLL_REDUCE_SCATTER, 4 << 20, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RECHALV},
+    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RING},
+    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING},
+    {PCCL_COLL_ALLGATHER, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHER_BRUCK},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_RING},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RECHALV},
+    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RING},
+    {PCCL_COLL_ALLREDUCE, 2 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL},
+    {PCCL_COLL_ALLREDUCE, 4 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER},
+    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL},
+    {PCCL_COLL_ALLREDUCE, 1 << 20, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RING},
+    {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, 0, PCCL_ALGO_BROADCAST_BINOMIAL},
+    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL},
+    {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTER_BINOMIAL},
+    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_BINOMIAL},
+    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_PAIRWISE},
 };
 
 pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
@@ -65,7 +75,8 @@ pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t byt
   int multi_node = comm->nnodes > 1 && comm->nnodes < comm->size;
   for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
     if (rules[i].coll == coll && bytes <= rules[i].max_bytes && comm->size >= rules[i].min_ranks &&
-        (multi_node || !rules[i].multi_node))
+        (multi_node || !rules[i].multi_node) &&
+        (!rules[i].max_nodes || comm->nnodes <= rules[i].max_nodes))
       return (pccl_choice_t){&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
   return (pccl_choice_t){NULL, 0};
 }

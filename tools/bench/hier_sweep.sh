@@ -10,6 +10,7 @@
 #
 # usage: sudo tools/bench/hier_sweep.sh OUTDIR [NODES...]   (default 2 4 8)
 # env:   RATE_GBIT (default 1), SIZES ("-b 16K -e 4M -f 4"), ROUNDS (3),
+#        COLLS ("allgather reducescatter"),
 #        REPEAT (1): runs of each case, one after another, appended to its
 #        files (tools/plot/hier_summary.py and plot_bench.py take medians)
 set -euo pipefail
@@ -22,6 +23,7 @@ rate=${RATE_GBIT:-1}
 read -r -a sizes <<< "${SIZES:--b 16K -e 4M -f 4}"
 rounds=${ROUNDS:-3}
 repeat=${REPEAT:-1}
+read -r -a colls <<< "${COLLS:-allgather reducescatter}"
 mkdir -p "$out"
 
 bench() { # NAME NODES COLL ALGOS [MPIRUN-ARG]
@@ -38,14 +40,20 @@ bench() { # NAME NODES COLL ALGOS [MPIRUN-ARG]
     done
 }
 
+declare -A algos=([allgather]=ring,recdbl,hier_ring,hier_recdbl,hier_leader,auto
+                  [reducescatter]=ring,rechalv,hier_ring,hier_rechalv,hier_leader,auto)
 for nodes in "${node_counts[@]}"; do
-    bench "allgather-n$nodes" "$nodes" allgather ring,recdbl,hier_ring,hier_recdbl,hier_leader,auto
-    bench "reducescatter-n$nodes" "$nodes" reducescatter ring,rechalv,hier_ring,hier_rechalv,hier_leader,auto
-    bench "allgather-n$nodes-han" "$nodes" allgather hier_leader,hier_recdbl,auto "--mca coll_han_priority 100"
+    for coll in "${colls[@]}"; do
+        bench "$coll-n$nodes" "$nodes" "$coll" "${algos[$coll]}"
+    done
+    if [[ " ${colls[*]} " == *" allgather "* ]]; then
+        bench "allgather-n$nodes-han" "$nodes" allgather hier_leader,hier_recdbl,auto \
+            "--mca coll_han_priority 100"
+    fi
 done
 
 plot=(/usr/bin/python3 tools/plot/plot_bench.py)
-for coll in allgather reducescatter; do
+for coll in "${colls[@]}"; do
     main=()
     for nodes in "${node_counts[@]}"; do main+=("$out/$coll-n$nodes.csv"); done
     "${plot[@]}" time --coll "$coll" -o "$out/$coll-time.png" "${main[@]}"
