@@ -16,7 +16,9 @@
  * algorithm's choice, so each rank takes the slice at its block's place in
  * staging order, and the staging vector is the user's buffer itself.
  * k-ring (PICCL) is the same composition over groups of k consecutive ranks
- * in place of the nodes, ring at both levels.
+ * in place of the nodes, ring at both levels. The leader variants (HAN's
+ * layout, further down) are the other two-level design: one rank per node
+ * talks between nodes, for the sizes where messages cost more than bytes.
  *
  * Nodes of unequal size: local index v of a node with m ranks is served by
  * its rank v mod m, so every sub-group still has one member per node; a
