@@ -12,7 +12,7 @@ rows; the default counts as within the margin by this one). Speeds are
 times divided, above 1 when pccl is faster. Where a case ran several times
 (REPEAT), each number is the median over the runs.
 
-usage: hier_summary.py [--margin 0.10] DIR...   (each DIR holds
+usage: hier_summary.py [--margin 0.10] [--algo auto] DIR...   (each DIR holds
        COLL-nN.csv and, optionally, COLL-nN-han.csv)"""
 import argparse
 import csv
@@ -60,22 +60,24 @@ def medians(rows):
     return out
 
 
-def cells(main_rows, han_rows):
-    """Yields (bytes, dict) per size: the default, its ratios and the best
-    measured, by median time and by speed against MPI in the same row."""
+def cells(main_rows, han_rows, names=("auto",)):
+    """Yields (bytes, dict) per size: the first of `names` measured (the
+    default: "auto"), its ratios and the best measured, by median time and
+    by speed against MPI in the same row."""
     med, han = medians(main_rows), medians(han_rows)
     for size in sorted({s for s, _ in med}):
         here = {a: v for (s, a), v in med.items() if s == size}
-        if "auto" not in here:
+        mine = next((n for n in names if n in here), None)
+        if mine is None:
             continue
-        t, _, vs_mpi, choice = here["auto"]
+        t, _, vs_mpi, choice = here[mine]
         best = min(here, key=lambda a: here[a][0])
         best_rel = max(here, key=lambda a: here[a][2])
         yield size, {
-            "auto": choice[5:],
+            "auto": choice[5:] if choice.startswith("auto:") else choice,
             "vs_ring": here["ring"][0] / t if "ring" in here else None,
             "vs_mpi": vs_mpi,
-            "vs_han": han[(size, "auto")][2] if (size, "auto") in han else None,
+            "vs_han": han[(size, mine)][2] if (size, mine) in han else None,
             "best": best,
             "of_best": here[best][0] / t,
             "best_rel": best_rel,
@@ -91,6 +93,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--margin", type=float, default=0.10,
                     help="the default counts as matching the best within this fraction")
+    ap.add_argument("--algo", default="auto",
+                    help="comma list: report the first of these each file has in place of "
+                         "the default selection (e.g. hier_recdbl,hier_rechalv)")
     ap.add_argument("dirs", nargs="+")
     args = ap.parse_args()
     within = total = 0
@@ -103,9 +108,9 @@ def main():
             han_path = os.path.join(d, f"{coll}-n{nodes}-han.csv")
             han = read(han_path) if os.path.exists(han_path) else []
             print(f"\n{d}: {coll}, {nodes} nodes")
-            print(f"{'bytes':>8}  {'default':<14} {'/ring':>7} {'/MPI':>7} {'/HAN':>7}  "
+            print(f"{'bytes':>8}  {'default' if args.algo == 'auto' else 'algorithm':<14} {'/ring':>7} {'/MPI':>7} {'/HAN':>7}  "
                   f"{'fastest':<14} {'of it':>5}  {'fastest vs MPI':<14} {'of it':>5}")
-            for size, c in cells(read(path), han):
+            for size, c in cells(read(path), han, args.algo.split(",")):
                 ok = c["of_best_rel"] >= 1 - args.margin
                 within += ok
                 total += 1
@@ -115,7 +120,8 @@ def main():
                       f"{c['of_best_rel']:>5.2f}{'' if ok else ' *'}")
     if not total:
         sys.exit("hier_summary: no CSV with an auto row found")
-    print(f"\ndefault within {args.margin:.0%} of the best measured (speed against MPI in the"
+    what = "default" if args.algo == "auto" else args.algo
+    print(f"\n{what} within {args.margin:.0%} of the best measured (speed against MPI in the"
           f" same row): {within} of {total} cells (* marks the others)")
 
 
