@@ -45,6 +45,12 @@ static int node_size(const pccl_topo_t *t, int n) { return t->node_off[n + 1] - 
 static int rank_at(const pccl_topo_t *t, int n, int l) { return t->members[t->node_off[n] + l]; }
 static size_t blen(const size_t *boff, int x) { return boff[x + 1] - boff[x]; }
 
+static int local_index(const pccl_topo_t *t, int node, int rank) {
+  int l = 0;
+  while (rank_at(t, node, l) != rank) l++;
+  return l;
+}
+
 /* Elements of index v's blocks, over the nodes that have an index v. */
 static size_t segment_len(const layout_t *L, int v) {
   size_t len = 0;
@@ -60,8 +66,7 @@ static int make_layout(pccl_sb_t *sb, const pccl_topo_t *t, int rank, int k, con
   L->boff = boff;
   L->node = t->node_of[rank];
   L->nlocal = node_size(t, L->node);
-  L->local = 0;
-  while (rank_at(t, L->node, L->local) != rank) L->local++;
+  L->local = local_index(t, L->node, rank);
   L->maxlocal = 0;
   for (int n = 0; n < t->nnodes; n++)
     if (node_size(t, n) > L->maxlocal) L->maxlocal = node_size(t, n);
@@ -316,8 +321,7 @@ static int make_leader(pccl_sb_t *sb, const pccl_topo_t *t, int rank, int k, con
   for (int n = 0; n <= N; n++) L->noff[n] = L->off[t->node_off[n]];
   for (int n = 0; n < N; n++) lead[n] = rank_at(t, n, 0);
   L->node = t->node_of[rank];
-  L->local = 0;
-  while (rank_at(t, L->node, L->local) != rank) L->local++;
+  L->local = local_index(t, L->node, rank);
   L->in_node = (pccl_group_t){node_size(t, L->node), L->local, t->members + t->node_off[L->node], 2};
   L->leaders = (pccl_group_t){N, L->node, lead, k};
   return 1;
