@@ -42,6 +42,9 @@ bench() { # NAME NODES COLL ALGOS [MPIRUN-ARG]
 
 declare -A algos=([allgather]=ring,recdbl,hier_ring,hier_recdbl,hier_leader,auto
                   [reducescatter]=ring,rechalv,hier_ring,hier_rechalv,hier_leader,auto)
+for coll in "${colls[@]}"; do
+    [[ -n ${algos[$coll]:-} ]] || { echo "hier_sweep.sh: COLLS: '$coll' is not allgather or reducescatter" >&2; exit 2; }
+done
 for nodes in "${node_counts[@]}"; do
     for coll in "${colls[@]}"; do
         bench "$coll-n$nodes" "$nodes" "$coll" "${algos[$coll]}"
