@@ -129,7 +129,21 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     pccl_gen_allreduce_hier_recmul)                                                               \
   X(ALLREDUCE_HIER_RECMUL, ALLREDUCE, "hier_recmul", 4, 1,                                        \
     "two-level reduce-scatter then all-gather, recursive multiplying (radix k) between nodes",   \
-    pccl_gen_allreduce_hier_recmul)
+    pccl_gen_allreduce_hier_recmul)                                                               \
+  X(ALLREDUCE_SEG, ALLREDUCE, "seg", 0, 0,                                                        \
+    "node segment: flag and data in one cache line when small, else chunks every rank reduces "   \
+    "from its peers' slots; one node", pccl_gen_seg)                                             \
+  X(ALLGATHER_SEG, ALLGATHER, "seg", 0, 0,                                                        \
+    "node segment: each rank copies its block in once, every peer copies it out; one node",      \
+    pccl_gen_seg)                                                                                 \
+  X(REDUCE_SCATTER_SEG, REDUCE_SCATTER, "seg", 0, 0,                                              \
+    "node segment: each rank reduces its block straight from every peer's slot; one node",       \
+    pccl_gen_seg)                                                                                 \
+  X(BROADCAST_SEG, BROADCAST, "seg", 0, 0,                                                        \
+    "node segment: the root copies in chunk by chunk, the others copy out; one node",            \
+    pccl_gen_seg)                                                                                 \
+  X(REDUCE_SEG, REDUCE, "seg", 0, 0,                                                              \
+    "node segment: every rank copies in, the root reduces from the slots; one node", pccl_gen_seg)
 
 /* Compressed (lossy) algorithms, zcoll.c: same columns. They run only for
  * the pccl_*_lossy calls, which run nothing else. */

@@ -319,6 +319,14 @@ static int64_t algo_hash(const char *name) {
 
 static pccl_status_t allreduce_min(pccl_comm_t *comm, int64_t *v, size_t n);
 
+/* "name" or "name:k"; "none" without an algorithm. */
+static void name_choice(pccl_choice_t ch, char *buf, size_t len) {
+  if (ch.algo && ch.algo->kset)
+    snprintf(buf, len, "%s:%d", ch.algo->name, ch.k);
+  else
+    snprintf(buf, len, "%s", ch.algo ? ch.algo->name : "none");
+}
+
 /* PCCL_CHECK: what this rank is about to run, for pccl__agree. */
 static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t local,
                            const char *algo) {
@@ -331,7 +339,7 @@ static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t loc
                           [PCCL_AGREE_LOSSY] = c->lossy_call,
                           [PCCL_AGREE_ALGO] = algo_hash(algo),
                           [PCCL_AGREE_STATUS] = local}};
-  snprintf(a.algo, sizeof a.algo, "%s", algo);
+  snprintf(a.algo, sizeof a.algo, "%.*s", (int)sizeof a.algo - 1, algo);
   char own[PCCL_ERROR_LEN];
   snprintf(own, sizeof own, "%s", comm->error); /* this rank's own validation message */
   pccl_status_t st = pccl__agree(comm, info->api, &a, allreduce_min);
@@ -391,8 +399,10 @@ static pccl_status_t scratch_plan(pccl_comm_t *comm, const call_t *c, const pccl
   int64_t need[2] = {-(int64_t)s->tmp_elems, -(int64_t)c->device};
   char algo[sizeof comm->last_algo]; /* the agreement is not the user's call */
   snprintf(algo, sizeof algo, "%s", comm->last_algo);
+  pccl_choice_t last = comm->last_choice;
   pccl_status_t st = allreduce_min(comm, need, 2);
   snprintf(comm->last_algo, sizeof comm->last_algo, "%s", algo);
+  comm->last_choice = last;
   if (st != PCCL_OK) return st;
   size_t tmp_max = (size_t)-need[0];
   if (tmp_max * es <= limit) return PCCL_OK;
@@ -424,6 +434,34 @@ static pccl_status_t stream(pccl_comm_t *comm, const call_t *c, pccl_choice_t ch
   return st;
 }
 
+/* A call the node segment runs: the whole collective as its one step,
+ * without a schedule to fetch or an executor to set up. Any error leaves
+ * the segment's rounds out of step, so it breaks the communicator. */
+static pccl_status_t run_seg(pccl_comm_t *comm, const call_t *c) {
+  const char *api = infos[c->coll].api;
+  if (comm->size == 1) { /* every collective of one rank is a copy (x / 1 = x for AVG) */
+    if (c->use_send && c->use_recv && !c->inplace)
+      memcpy(c->recvbuf, c->sendbuf, c->count * c->esize);
+    return PCCL_OK;
+  }
+  if (!comm->seg)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api, "algorithm seg: no node segment (%s)",
+                       comm->seg_why);
+  if (c->device)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
+                       "algorithm seg runs on host buffers only; use another algorithm");
+  pccl_seg_call_t call = {c->coll, c->sendbuf, c->recvbuf, c->count, c->dtype, c->op, c->root,
+                          c->inplace};
+  pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag};
+  char why[PCCL_ERROR_LEN - 64];
+  pccl_status_t st = pccl_seg_run(comm->seg, &call, &watch, why, sizeof why);
+  if (st == PCCL_OK) return st;
+  pccl__error(comm, st, api, "algorithm seg: %s; the communicator is now broken", why);
+  comm->broken = st;
+  snprintf(comm->broken_why, sizeof comm->broken_why, "%s", comm->error);
+  return st;
+}
+
 /* Validates, selects and runs a call; with PCCL_CHECK the ranks first
  * agree on it (`checked`), which pccl's own agreement call skips. */
 static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
@@ -436,17 +474,19 @@ static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
                            : pccl__select(comm, c->coll, reported_bytes(c));
     if (!choice.algo) st = pccl__error(comm, PCCL_ERR_INTERNAL, api, "no algorithm registered");
   }
-  char algo[sizeof comm->last_algo] = "none";
-  if (choice.algo && choice.algo->kset)
-    snprintf(algo, sizeof algo, "%s:%d", choice.algo->name, choice.k);
-  else if (choice.algo)
-    snprintf(algo, sizeof algo, "%s", choice.algo->name);
   if (checked && comm->check) {
+    char algo[sizeof comm->last_algo];
+    name_choice(choice, algo, sizeof algo);
     pccl_status_t agreed = agree(comm, c, st, algo);
     if (agreed != PCCL_OK) return agreed;
   }
   if (st != PCCL_OK || c->count == 0) return st;
-  snprintf(comm->last_algo, sizeof(comm->last_algo), "%s", algo);
+  /* named only when it changes: formatting costs as much as a small call */
+  if (choice.algo != comm->last_choice.algo || choice.k != comm->last_choice.k) {
+    name_choice(choice, comm->last_algo, sizeof comm->last_algo);
+    comm->last_choice = choice;
+  }
+  if (choice.algo->generate == pccl_gen_seg) return run_seg(comm, c);
   const pccl_sched_t *s;
   st = get_schedule(comm, c, choice, &s);
   if (st != PCCL_OK)

@@ -16,6 +16,7 @@ typedef struct {
   int multi_node; /* only where ranks span several nodes and some node holds more than one */
   int max_nodes;  /* only up to this many nodes; 0: any number */
   pccl_algo_id_t algo;
+  int seg; /* only where the communicator has a node segment (one node) */
 } rule_t;
 
 /* Bruck needs ceil(log2 p) rounds against ring's p-1, but pays two local
@@ -41,29 +42,41 @@ static const rule_t rules[] = {
      * KiB hier_ring all-gather within 10% of the fastest in 10 of 12 cells
      * (hier_recdbl: 5 of 12), hier_rechalv reduce-scatter in 10 of 12
      * (hier_ring: 10 of 12). */
-    {PCCL_COLL_ALLGATHER, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_LEADER},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 8, PCCL_ALGO_ALLGATHER_HIER_RING},
-    {PCCL_COLL_ALLGATHER, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RECDBL},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RING},
-    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_LEADER},
-    {PCCL_COLL_REDUCE_SCATTER, 4 << 20, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RECHALV},
-    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RING},
-    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING},
-    {PCCL_COLL_ALLGATHER, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHER_BRUCK},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_RING},
-    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RECHALV},
-    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RING},
-    {PCCL_COLL_ALLREDUCE, 2 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL},
-    {PCCL_COLL_ALLREDUCE, 4 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER},
-    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL},
-    {PCCL_COLL_ALLREDUCE, 1 << 20, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RING},
-    {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, 0, PCCL_ALGO_BROADCAST_BINOMIAL},
-    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL},
-    {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTER_BINOMIAL},
-    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_BINOMIAL},
-    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_PAIRWISE},
+    {PCCL_COLL_ALLGATHER, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_LEADER, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 8, PCCL_ALGO_ALLGATHER_HIER_RING, 0},
+    {PCCL_COLL_ALLGATHER, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RECDBL, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RING, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_LEADER, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 4 << 20, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RECHALV, 0},
+    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RING, 0},
+    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC, 0},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING, 0},
+    /* One node with a segment (src/transport/seg): it takes the sizes where
+     * a call's fixed cost and the handshakes of messages rule, and, on 4
+     * ranks, all-gathers of every size. Above these sizes the single-copy
+     * algorithms over the shm transport win: the segment copies every byte
+     * twice (in, then out). Measured with pccl-bench on 2 and 4 ranks,
+     * malloc buffers (docs/results/seg). */
+    {PCCL_COLL_ALLREDUCE, 256 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1},
+    {PCCL_COLL_ALLGATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1},
+    {PCCL_COLL_BROADCAST, 8 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1},
+    {PCCL_COLL_REDUCE, 8 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
+    {PCCL_COLL_ALLGATHER, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHER_BRUCK, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_RING, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RECHALV, 0},
+    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RING, 0},
+    {PCCL_COLL_ALLREDUCE, 2 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL, 0},
+    {PCCL_COLL_ALLREDUCE, 4 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER, 0},
+    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL, 0},
+    {PCCL_COLL_ALLREDUCE, 1 << 20, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER, 0},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RING, 0},
+    {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, 0, PCCL_ALGO_BROADCAST_BINOMIAL, 0},
+    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0},
+    {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTER_BINOMIAL, 0},
+    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_BINOMIAL, 0},
+    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_PAIRWISE, 0},
 };
 
 pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
@@ -75,7 +88,7 @@ pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t byt
   int multi_node = comm->nnodes > 1 && comm->nnodes < comm->size;
   for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
     if (rules[i].coll == coll && bytes <= rules[i].max_bytes && comm->size >= rules[i].min_ranks &&
-        (multi_node || !rules[i].multi_node) &&
+        (multi_node || !rules[i].multi_node) && (comm->seg || !rules[i].seg) &&
         (!rules[i].max_nodes || comm->nnodes <= rules[i].max_nodes))
       return (pccl_choice_t){&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
   return (pccl_choice_t){NULL, 0};

@@ -144,11 +144,31 @@ static pccl_status_t gather_topology(pccl_comm_t *c, const char *where) {
  * layer reads it once per process, src/cuda/runtime.cu; builds without
  * CUDA check it too, so a typo is never silent). An empty variable counts as unset, as shells and
  * CTest clear them that way. */
-static pccl_status_t read_environment(pccl_comm_t *c, long *per_node, long *use_shm) {
+static pccl_status_t read_environment(pccl_comm_t *c, long *per_node, long *use_shm,
+                                      long *use_seg) {
   char err[PCCL_ERROR_LEN];
   const char *where = "pccl_comm_create";
   *per_node = 0;
   *use_shm = 1;
+  *use_seg = 1;
+  const char *seg = getenv("PCCL_SEG");
+  if (seg && seg[0]) {
+    pccl_status_t st = pccl__parse_int("PCCL_SEG", seg, 0, 1, use_seg, err, sizeof(err));
+    if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
+  }
+  long long seg_bytes = (long long)PCCL_SEG_BYTES_DEFAULT;
+  const char *seg_bytes_env = getenv("PCCL_SEG_BYTES");
+  if (seg_bytes_env && seg_bytes_env[0]) {
+    pccl_status_t st = pccl__parse_bytes("PCCL_SEG_BYTES", seg_bytes_env,
+                                         (long long)PCCL_SEG_BYTES_MAX, &seg_bytes, err, sizeof(err));
+    if (st == PCCL_OK && seg_bytes < (long long)PCCL_SEG_BYTES_MIN) {
+      snprintf(err, sizeof err, "PCCL_SEG_BYTES=\"%s\" is below the least, %zu bytes",
+               seg_bytes_env, PCCL_SEG_BYTES_MIN);
+      st = PCCL_ERR_CONFIG;
+    }
+    if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
+  }
+  c->seg_bytes = (size_t)seg_bytes;
   const char *intra = getenv("PCCL_HIER_INTRA");
   c->intra = PCCL_INTRA_RING;
   if (intra && intra[0]) {
@@ -237,9 +257,19 @@ static pccl_status_t setup_tuning(pccl_comm_t *c, const char *where) {
 
 /* Collective: ranks of one node (logical node, as PCCL_RANKS_PER_NODE may
  * split a machine) reach each other through shm when it works. */
-static pccl_status_t setup_transports(pccl_comm_t *c, int use_shm) {
+static pccl_status_t setup_transports(pccl_comm_t *c, int use_shm, int use_seg) {
   c->route.mpi = &c->tp;
   c->route.shm = NULL;
+  /* the segment serves communicators inside one node (all ranks agree on nnodes) */
+  if (!use_seg || !use_shm || c->nnodes > 1 || c->size == 1) {
+    snprintf(c->seg_why, sizeof c->seg_why, "%s",
+             !use_shm ? "PCCL_SHM=0" : !use_seg ? "PCCL_SEG=0"
+             : c->size == 1 ? "one rank" : "the communicator spans several nodes");
+  } else {
+    pccl_status_t st = pccl_seg_create(c->mpi, c->node, c->seg_bytes, &c->seg, c->seg_why,
+                                       sizeof c->seg_why);
+    if (st != PCCL_OK && st != PCCL_ERR_UNSUPPORTED) return st;
+  }
   if (!use_shm) {
     snprintf(c->transport, sizeof c->transport, "mpi (PCCL_SHM=0)");
     return PCCL_OK;
@@ -250,9 +280,14 @@ static pccl_status_t setup_transports(pccl_comm_t *c, int use_shm) {
     snprintf(c->transport, sizeof c->transport, "mpi (shm unavailable: %s)", why);
     return PCCL_OK;
   }
-  if (st != PCCL_OK) return st;
+  if (st != PCCL_OK) {
+    pccl_seg_destroy(c->seg, 1);
+    c->seg = NULL;
+    return st;
+  }
   c->route.shm = c->shm;
-  snprintf(c->transport, sizeof c->transport, "shm in node (memcpy from peers' pccl_mem_alloc buffers, else cross-memory attach), mpi between nodes");
+  snprintf(c->transport, sizeof c->transport, "%sshm in node (memcpy from peers' pccl_mem_alloc buffers, else cross-memory attach), mpi between nodes",
+           c->seg ? "node segment, " : "");
   return PCCL_OK;
 }
 
@@ -272,8 +307,8 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
                        "the MPI communicator is an inter-communicator");
   pccl_comm_t *c = calloc(1, sizeof(*c));
   if (!c) return pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory");
-  long per_node, use_shm;
-  pccl_status_t st = read_environment(c, &per_node, &use_shm);
+  long per_node, use_shm, use_seg;
+  pccl_status_t st = read_environment(c, &per_node, &use_shm, &use_seg);
   if (st != PCCL_OK) {
     free(c);
     return st;
@@ -308,7 +343,7 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
     free(c);
     return st;
   }
-  if ((st = setup_transports(c, (int)use_shm)) != PCCL_OK) {
+  if ((st = setup_transports(c, (int)use_shm, (int)use_seg)) != PCCL_OK) {
     pccl_tune_free(&c->tune);
     pccl_topo_free(&c->topo);
     MPI_Comm_free(&c->mpi);
@@ -320,6 +355,7 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
     pccl_tune_free(&c->tune);
     pccl_topo_free(&c->topo);
     pccl_shm_tp_destroy(c->shm, 1);
+    pccl_seg_destroy(c->seg, 1);
     MPI_Comm_free(&c->mpi);
     free(c);
     return pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory");
@@ -373,6 +409,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   /* Freeing the node's shared window waits for every peer of the node; on
    * a broken communicator some may never come, so the window is left. */
   pccl_shm_tp_destroy(comm->shm, comm->broken == PCCL_OK && !comm->abort_flag);
+  pccl_seg_destroy(comm->seg, comm->broken == PCCL_OK && !comm->abort_flag);
   pccl_exec_ws_free(&comm->exec_ws);
   pccl__comm_free_tmp(comm);
   pccl__device_free(comm);

@@ -10,6 +10,7 @@
 #include "errmsg.h"
 #include "pccl.h"
 #include "route.h"
+#include "seg.h"
 #include "table.h"
 
 struct pccl_comm {
@@ -22,6 +23,7 @@ struct pccl_comm {
   pccl_tune_table_t tune;                /* PCCL_TUNING_FILE, else the built-in table */
   const pccl_tune_section_t *tune_sec;   /* its rows for this layout; NULL: none */
   char last_algo[80];
+  pccl_choice_t last_choice; /* what last_algo names */
   char error[PCCL_ERROR_LEN];
   pccl_sched_cache_t cache;
   void *tmp; /* scratch for the schedules' TMP buffer, grown on demand */
@@ -31,6 +33,9 @@ struct pccl_comm {
   pccl_mpi_tp_t tp;
   pccl_shm_tp_t *shm;  /* NULL when no peer shares this node, or shm is off */
   pccl_route_t route;  /* what the executor uses: shm or MPI per peer */
+  pccl_seg_t *seg;     /* the node's shared segment (PCCL_SEG); NULL: none */
+  size_t seg_bytes;    /* PCCL_SEG_BYTES */
+  char seg_why[128];   /* why there is none */
   char transport[160]; /* what serves the node's peers, and why (pccl_comm_transport) */
   pccl_exec_ws_t exec_ws;
   struct pccl_comm_device *device; /* device calls' resources (coll/device.c); NULL before one */

@@ -326,6 +326,14 @@ void pccl_sb_divide(pccl_sb_t *sb, pccl_region_t dst, int divisor) {
   add_step(sb, st);
 }
 
+void pccl_sb_node(pccl_sb_t *sb, pccl_coll_t coll, pccl_region_t dst, pccl_region_t src) {
+  pccl_step_t st = step_of(PCCL_STEP_NODE);
+  st.arg = (int32_t)coll;
+  st.dst = dst;
+  st.src = src;
+  add_step(sb, st);
+}
+
 void pccl_sb_permute(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t scratch, uint32_t nblocks,
                      const uint32_t *src_of) {
   if (sb->status != PCCL_OK || nblocks < 2) return;

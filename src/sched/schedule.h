@@ -49,7 +49,11 @@ typedef enum {
    * known only once it is written. COMPRESS: slot dst = codec(src).
    * DECOMPRESS: dst = decode(slot src). */
   PCCL_STEP_COMPRESS = 7,
-  PCCL_STEP_DECOMPRESS = 8
+  PCCL_STEP_DECOMPRESS = 8,
+  /* The whole collective `arg` (pccl_coll_t) run by the ranks of one node
+   * on their shared segment (src/transport/seg): src is what this rank
+   * contributes, dst what it gets. Every rank of the node takes part. */
+  PCCL_STEP_NODE = 9
 } pccl_step_kind_t;
 
 enum {
@@ -119,6 +123,9 @@ void pccl_sb_divide(pccl_sb_t *sb, pccl_region_t dst, int divisor);
  * one now at src_of[x]; scratch is one block of TMP. */
 void pccl_sb_permute(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t scratch, uint32_t nblocks,
                      const uint32_t *src_of);
+
+/* The collective `coll` on the node's shared segment (PCCL_STEP_NODE). */
+void pccl_sb_node(pccl_sb_t *sb, pccl_coll_t coll, pccl_region_t dst, pccl_region_t src);
 
 /* Compressed slots (see PCCL_STEP_COMPRESS). The stream of a slot holding
  * n elements needs at most pccl_sb_slot_elems(sb, n) elements of TMP. */

@@ -273,6 +273,14 @@ static void ready(engine_t *e, uint32_t i, double t) {
   case PCCL_STEP_DECOMPRESS:
     push(e, cpu(e, s->rank, t, (double)s->bytes * e->p->decompress), i, EV_DONE);
     break;
+  case PCCL_STEP_NODE:
+    /* a whole collective on the node's segment: one flag's trip between
+     * cores, then the bytes this rank copies in and out. The ranks start
+     * it together (it is the only step of its schedule), so no wait for
+     * the slowest is modelled. */
+    push(e, cpu(e, s->rank, t, e->p->level[PCCL_LEVEL_INTRA].L + (double)s->bytes * e->p->copy),
+         i, EV_DONE);
+    break;
   default: /* COPY, PERMUTE: moving bytes inside the rank */
     push(e, cpu(e, s->rank, t, (double)s->bytes * e->p->copy), i, EV_DONE);
     break;

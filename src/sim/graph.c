@@ -78,6 +78,7 @@ static size_t slot_count(builder_t *b, size_t cap) {
 static uint64_t step_bytes(builder_t *b, const pccl_step_t *st, size_t elem_size) {
   size_t elems = st->kind == PCCL_STEP_SEND || st->kind == PCCL_STEP_COMPRESS ? st->src.len
                                                                                : st->dst.len;
+  if (st->kind == PCCL_STEP_NODE) elems = st->src.len + st->dst.len; /* copied in, then out */
   if (!(st->flags & PCCL_STEP_VARLEN)) return (uint64_t)elems * elem_size;
   size_t count = slot_count(b, elems);
   if (count == SIZE_MAX) return UINT64_MAX;

@@ -341,6 +341,9 @@ int main(int argc, char **argv) {
   for (int ai = 0; ai < PCCL_ALGO_COUNT; ai++) {
     const pccl_algo_t *al = &pccl_algos[ai];
     if (al->lossy) continue; /* bounded, not exact: test_zcoll */
+    /* one step run by the node's processes on their shared segment: the MPI
+     * matrix (tests/mpi, --algo seg) checks it, test_sim costs it */
+    if (al->generate == pccl_gen_seg) continue;
     int hier = strncmp(al->name, "hier", 4) == 0;
     for (size_t ki = 0; ki < (al->kset ? sizeof ks / sizeof ks[0] : 1); ki++) {
       int before = failed;

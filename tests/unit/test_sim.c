@@ -443,6 +443,33 @@ static void test_unpaired(void) {
          "unpaired send reported");
 }
 
+/* The node segment's step: L of the node level plus the bytes the rank
+ * copies in and out (src + dst of the step) at p.copy each; refused across
+ * nodes. */
+static void test_sim_seg(void) {
+  pccl_profile_t p = base_profile();
+  p.copy = 1.0 / 20e9;
+  const size_t count = 1000;
+  const double m = 4.0 * (double)count, L = p.level[PCCL_LEVEL_INTRA].L;
+  const struct {
+    pccl_coll_t coll;
+    double in, out; /* per rank, in multiples of m (p = 4) */
+  } cases[] = {{PCCL_COLL_ALLREDUCE, 1, 1},      {PCCL_COLL_ALLGATHER, 1, 4},
+               {PCCL_COLL_REDUCE_SCATTER, 4, 1}, {PCCL_COLL_BROADCAST, 1, 1},
+               {PCCL_COLL_REDUCE, 1, 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char what[96];
+    snprintf(what, sizeof what, "seg %s on one node of 4", pccl_coll_name(cases[i].coll));
+    /* the slowest rank: the root of broadcast and reduce moves in and out */
+    expect_time(run_time(&p, cases[i].coll, "seg", 4, 4, count),
+                L + (cases[i].in + cases[i].out) * m * p.copy, what);
+    pccl_sim_case_t c = {cases[i].coll, pccl_algo_find(cases[i].coll, "seg"), 0, 8, 4, count, 4, 1};
+    pccl_sim_result_t r;
+    snprintf(what, sizeof what, "seg %s refused on two nodes", pccl_coll_name(cases[i].coll));
+    expect(pccl_sim_run(&p, &c, &r) != PCCL_OK, what);
+  }
+}
+
 /* Every registered algorithm simulates on a few layouts (the compressed
  * ones at ratios 1 and 4). */
 static void test_all_algorithms(void) {
@@ -458,6 +485,7 @@ static void test_all_algorithms(void) {
   for (int i = 0; i < PCCL_ALGO_COUNT; i++)
     for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
       for (int ratio = 1; ratio <= (pccl_algos[i].lossy ? 4 : 1); ratio += 3) {
+        if (pccl_algos[i].generate == pccl_gen_seg) continue; /* test_sim_seg */
         pccl_sim_case_t c = {pccl_algos[i].coll, &pccl_algos[i], 0, layouts[l][0],
                              layouts[l][1], 1000, 4, ratio};
         pccl_sim_result_t r;
@@ -742,6 +770,7 @@ int main(void) {
   test_run_errors();
   test_unpaired();
   test_all_algorithms();
+  test_sim_seg();
   test_profile_good();
   test_profile_bad();
   test_profile_compress();

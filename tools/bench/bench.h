@@ -18,10 +18,12 @@ typedef struct {
   pccl_comm_t *comm;
   int rank, nranks, nnodes;
   size_t buffer_bytes;       /* size of each buffer below */
-  /* One pair of buffers for pccl and MPI alike: where a buffer lies in
-   * memory changed timings by up to 1.5x here, so both use the same. The
+  /* pccl's buffers (--mem) and MPI's: a pair of malloc's own unless
+   * --mpi-mem same, as each side gets what a program would give it (Open
+   * MPI ran up to 6x slower on pccl_mem_alloc's memory at some sizes). The
    * check refills the input and runs pccl alone. */
   void *send, *recv;
+  void *msend, *mrecv;
   void *dsend, *drecv;       /* --mem cuda: device copies pccl runs on */
   double memcpy_gbs;         /* one core's memcpy between them (the limit) */
   FILE *csv;                 /* rank 0 with --csv only */

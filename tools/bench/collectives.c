@@ -131,7 +131,7 @@ pccl_status_t run_pccl(const bench_t *b, const bench_case_t *c) {
 
 /* MPI_COMM_WORLD keeps MPI's default handler: MPI errors abort the job. */
 void run_mpi(const bench_t *b, const bench_case_t *c) {
-  void *send = b->send, *recv = b->recv;
+  void *send = b->msend, *recv = b->mrecv;
   int count = (int)c->count;
   MPI_Datatype type = mpi_datatype(b->opts.dtype, is_reduction(c->coll));
   MPI_Op op = mpi_op(b->opts.op);

@@ -154,9 +154,10 @@ static void print_table_header(const bench_t *b, pccl_coll_t coll) {
          is_reduction(coll) ? pccl_op_name(b->opts.op) : "none");
   if (is_rooted(coll)) printf("  root %d", b->opts.root);
   printf("\n# transport %s", pccl_comm_transport(b->comm));
-  printf("\n# buffers %s  memcpy limit %.2f GB/s (one core, %zu bytes, all ranks at once)",
-         b->opts.device ? "cuda (pccl), malloc (MPI)" : b->opts.shared_mem ? "pccl_mem_alloc" : "malloc",
-         b->memcpy_gbs, b->buffer_bytes);
+  const char *mine = b->opts.device ? "cuda" : b->opts.shared_mem ? "pccl_mem_alloc" : "malloc";
+  printf("\n# buffers pccl: %s, MPI: %s  memcpy limit %.2f GB/s (one core, %zu bytes, all ranks at once)",
+         mine, b->opts.mpi_same && !b->opts.device ? mine : "malloc (its own)", b->memcpy_gbs,
+         b->buffer_bytes);
   printf("\n# warmup %d  rounds %d  iters ", b->opts.warmup, b->opts.rounds);
   if (b->opts.iters > 0)
     printf("%d", b->opts.iters);
@@ -309,6 +310,9 @@ static bool allocate_buffers(bench_t *b) {
   b->buffer_bytes = largest_size(&b->opts);
   b->send = allocate_buffer(&b->opts, b->buffer_bytes, &ok);
   b->recv = allocate_buffer(&b->opts, b->buffer_bytes, &ok);
+  const options_t plain = {.shared_mem = false};
+  b->msend = b->opts.mpi_same ? b->send : allocate_buffer(&plain, b->buffer_bytes, &ok);
+  b->mrecv = b->opts.mpi_same ? b->recv : allocate_buffer(&plain, b->buffer_bytes, &ok);
   int all_ok = ok;
   MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   if (!all_ok) {
@@ -326,11 +330,16 @@ static bool allocate_buffers(bench_t *b) {
   }
   size_t elements = b->buffer_bytes / pccl_dtype_size(b->opts.dtype);
   fill_input(b, b->send, elements);
+  if (b->msend != b->send) memcpy(b->msend, b->send, b->buffer_bytes);
   return true;
 }
 
 static void free_buffers(bench_t *b) {
   device_free(b);
+  if (!b->opts.mpi_same) {
+    free(b->msend);
+    free(b->mrecv);
+  }
   free_buffer(&b->opts, b->send);
   free_buffer(&b->opts, b->recv);
 }

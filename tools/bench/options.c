@@ -39,10 +39,11 @@ void print_usage(FILE *out) {
       "  --csv FILE   also write the results as CSV to FILE (rank 0)\n"
       "  --no-mpi     do not time MPI's own collectives\n"
       "  --check 0|1  check pccl's results (default 1)\n"
-      "  --mem KIND   buffers from pccl (pccl_mem_alloc: ranks of a node read each\n"
-      "               other's buffers directly; default) or malloc; MPI uses the\n"
-      "               same buffers either way; cuda: pccl runs on device buffers\n"
-      "               (builds with CUDA), MPI on malloc's\n"
+      "  --mem KIND   pccl's buffers: malloc (default: what ordinary programs pass),\n"
+      "               pccl (pccl_mem_alloc: ranks of a node read each other's buffers\n"
+      "               directly) or cuda (device buffers; builds with CUDA)\n"
+      "  --mpi-mem KIND  MPI's buffers: malloc (default: its own pair, what an MPI\n"
+      "               program uses) or same (pccl's buffers, whatever --mem says)\n"
       "  -h           show this help\n"
       "exit status: 0 success, 1 a check failed, 2 bad arguments\n",
       out);
@@ -60,7 +61,7 @@ static options_t default_options(void) {
       .rounds = 5,
       .with_mpi = true,
       .check = true,
-      .shared_mem = true,
+      .shared_mem = false,
   };
   opts.colls[PCCL_COLL_ALLGATHER] = true;
   opts.colls[PCCL_COLL_REDUCE_SCATTER] = true;
@@ -233,6 +234,12 @@ static bool apply_option(options_t *opts, const char *flag, const char *value, c
     snprintf(error, error_size, "--mem expects pccl, malloc or cuda, got '%s'", value);
     return false;
   }
+  if (strcmp(flag, "--mpi-mem") == 0) {
+    opts->mpi_same = strcmp(value, "same") == 0;
+    if (opts->mpi_same || strcmp(value, "malloc") == 0) return true;
+    snprintf(error, error_size, "--mpi-mem expects malloc or same, got '%s'", value);
+    return false;
+  }
   if (strcmp(flag, "-d") == 0) {
     if (!parse_name_option(flag, value, dtype_name_of, PCCL_DTYPE_COUNT, &number, error,
                            error_size))
@@ -248,7 +255,8 @@ static bool apply_option(options_t *opts, const char *flag, const char *value, c
 
 static bool takes_value(const char *flag) {
   static const char *const flags[] = {"-c", "-a", "-b", "-e", "-f", "-d", "-o",
-                                      "-n", "-w", "-r", "--rounds", "--csv", "--check", "--mem"};
+                                      "-n", "-w", "-r", "--rounds", "--csv", "--check", "--mem",
+                                      "--mpi-mem"};
   return find_name(flags, (int)(sizeof flags / sizeof flags[0]), flag) >= 0;
 }
 

@@ -32,6 +32,7 @@ typedef struct {
   bool check;
   bool shared_mem; /* buffers from pccl_mem_alloc (else posix_memalign) */
   bool device;     /* --mem cuda: pccl runs on device copies of the buffers */
+  bool mpi_same;   /* --mpi-mem same: MPI runs on pccl's buffers (else malloc's of its own) */
   bool help;
 } options_t;
 

@@ -1,0 +1,22 @@
+/* seg.c - the node-segment family: the whole collective as one step that
+ * the ranks of a node run together on their shared segment
+ * (src/transport/seg/seg.h). The schedule records what each rank gives and
+ * gets, so the simulator costs it like any other schedule. */
+#include "algo.h"
+
+pccl_status_t pccl_gen_seg(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  if (a->topo && a->topo->nnodes > 1) return PCCL_ERR_UNSUPPORTED; /* one node only */
+  size_t p = (size_t)a->nranks, n = a->count;
+  int root = a->rank == a->root;
+  size_t send = n, recv = n;
+  switch (a->coll) {
+  case PCCL_COLL_ALLGATHER: recv = p * n; break;
+  case PCCL_COLL_REDUCE_SCATTER: send = p * n; break;
+  case PCCL_COLL_ALLREDUCE: break;
+  case PCCL_COLL_BROADCAST: send = root ? n : 0; break;
+  case PCCL_COLL_REDUCE: recv = root ? n : 0; break;
+  default: return PCCL_ERR_UNSUPPORTED;
+  }
+  pccl_sb_node(sb, a->coll, pccl_rg(PCCL_BUF_RECV, 0, recv), pccl_rg(PCCL_BUF_SEND, 0, send));
+  return PCCL_OK;
+}

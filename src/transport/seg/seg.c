@@ -1,0 +1,449 @@
+/* seg.c - the node segment and the collectives written against it; see
+ * seg.h for the protocol. */
+#define _GNU_SOURCE /* memfd_create, sched_getaffinity */
+#include "seg.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#endif
+
+#include "kernels.h"
+
+#define LINE 64
+#define MAX_LOCAL 256  /* ranks of one node the segment serves */
+#define SPINS 2000     /* polls before a waiting rank starts yielding its core */
+#define CLOCK_EVERY 1024
+/* Rounds whose parts fit in the flag's line take one of RING lines in
+ * turn, so a rank that only writes (a broadcast's root) runs up to RING
+ * rounds ahead of its readers before it must look at their progress; larger
+ * parts alternate between the two buffers. */
+#define RING 16
+
+/* The first line of a buffer: the round that filled it, the call's digest,
+ * and small data. */
+typedef struct {
+  _Alignas(LINE) _Atomic uint64_t seq;
+  uint64_t digest;
+  unsigned char data[PCCL_SEG_INLINE];
+} head_t;
+
+/* A rank's control line: the last round it finished reading. */
+typedef struct {
+  _Alignas(LINE) _Atomic uint64_t done;
+} ctrl_t;
+
+_Static_assert(sizeof(head_t) == LINE && sizeof(ctrl_t) == LINE, "one cache line each");
+
+struct pccl_seg {
+  MPI_Comm node;
+  int me, n;            /* this rank's index in the node, ranks in it */
+  char *base;           /* the mapping */
+  size_t map_bytes;
+  size_t region;        /* bytes per rank: control line, RING lines, two heads and buffers */
+  size_t cap;           /* bytes of one buffer */
+  uint64_t round;       /* the last round this rank started */
+  uint64_t *known;      /* per rank: a round it is known to have finished */
+  int yield;            /* more ranks than cores: give the core up at once */
+};
+
+/* ---- layout ---------------------------------------------------------- */
+
+static ctrl_t *ctrl(const pccl_seg_t *s, int r) { return (ctrl_t *)(s->base + (size_t)r * s->region); }
+
+static int small(size_t bytes) { return bytes <= PCCL_SEG_INLINE; }
+
+/* The line that announces rank r's part of `bytes` in round `round`. */
+static head_t *head(const pccl_seg_t *s, int r, uint64_t round, size_t bytes) {
+  char *at = s->base + (size_t)r * s->region + LINE;
+  if (small(bytes)) return (head_t *)at + round % RING;
+  return (head_t *)(at + RING * LINE + (round & 1) * (LINE + s->cap));
+}
+
+/* Where that part lies: in the head's line when it fits, else after it. */
+static unsigned char *part(const pccl_seg_t *s, int r, uint64_t round, size_t bytes) {
+  head_t *h = head(s, r, round, bytes);
+  return small(bytes) ? h->data : (unsigned char *)(h + 1);
+}
+
+/* ---- waiting ---------------------------------------------------------- */
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static inline void relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+typedef struct {
+  const pccl_seg_watch_t *watch;
+  char *why;
+  size_t whylen;
+} waiter_t;
+
+/* Waits until *word >= target. Spins while the ranks have a core each,
+ * else yields; watches the clock and the abort flag. */
+static pccl_status_t await(const pccl_seg_t *s, const _Atomic uint64_t *word, uint64_t target,
+                           const waiter_t *w, int peer, const char *what) {
+  if (atomic_load_explicit(word, memory_order_acquire) >= target) return PCCL_OK;
+  double start = 0.0;
+  for (unsigned long i = 1;; i++) {
+    if (atomic_load_explicit(word, memory_order_acquire) >= target) return PCCL_OK;
+    if (s->yield || i > SPINS)
+      sched_yield();
+    else
+      relax();
+    if (i % CLOCK_EVERY) continue;
+    if (w->watch->abort && atomic_load_explicit(w->watch->abort, memory_order_relaxed)) {
+      snprintf(w->why, w->whylen, "pccl_comm_abort ended the wait for local rank %d's %s of round %llu",
+               peer, what, (unsigned long long)target);
+      return PCCL_ERR_ABORTED;
+    }
+    double t = now();
+    if (start == 0.0) start = t;
+    if (w->watch->timeout > 0 && t - start > w->watch->timeout) {
+      snprintf(w->why, w->whylen,
+               "no progress for %.1f s waiting for local rank %d's %s of round %llu: a peer skipped "
+               "this collective, died or is stuck", t - start, peer, what, (unsigned long long)target);
+      return PCCL_ERR_TIMEOUT;
+    }
+  }
+}
+
+/* Before this rank fills its part of `bytes` for round n: every peer has
+ * finished the last round that could have used the same place. */
+static pccl_status_t wait_free(pccl_seg_t *s, uint64_t n, size_t bytes, const waiter_t *w) {
+  uint64_t back = small(bytes) ? RING : 2;
+  if (n <= back) return PCCL_OK;
+  for (int r = 0; r < s->n; r++) {
+    if (r == s->me || s->known[r] >= n - back) continue;
+    pccl_status_t st = await(s, &ctrl(s, r)->done, n - back, w, r, "reading");
+    if (st != PCCL_OK) return st;
+    s->known[r] = atomic_load_explicit(&ctrl(s, r)->done, memory_order_relaxed);
+  }
+  return PCCL_OK;
+}
+
+static void publish(pccl_seg_t *s, uint64_t n, size_t bytes, uint64_t digest) {
+  head_t *h = head(s, s->me, n, bytes);
+  h->digest = digest;
+  atomic_store_explicit(&h->seq, n, memory_order_release);
+}
+
+/* Waits for rank r's part of round n and checks that it is the same call. */
+static pccl_status_t wait_part(pccl_seg_t *s, int r, uint64_t n, size_t bytes, uint64_t digest,
+                               const waiter_t *w) {
+  head_t *h = head(s, r, n, bytes);
+  pccl_status_t st = await(s, &h->seq, n, w, r, "data");
+  if (st != PCCL_OK) return st;
+  if (h->digest != digest) {
+    snprintf(w->why, w->whylen,
+             "local rank %d made a different call (collective, count, datatype, operation or root) "
+             "in round %llu", r, (unsigned long long)n);
+    return PCCL_ERR_MISMATCH;
+  }
+  if (s->known[r] < n - 1) s->known[r] = n - 1; /* it filled round n only after finishing n - 1 */
+  return PCCL_OK;
+}
+
+static void finish(pccl_seg_t *s, uint64_t n) {
+  atomic_store_explicit(&ctrl(s, s->me)->done, n, memory_order_release);
+}
+
+/* ---- the collectives --------------------------------------------------- */
+
+typedef struct {
+  pccl_seg_t *s;
+  const pccl_seg_call_t *c;
+  size_t es;
+  uint64_t digest;
+  pccl_reduce_fn fn;
+  waiter_t w;
+} run_t;
+
+/* Rounds of `chunk` elements (at most) over `count`. */
+static size_t rounds_elems(size_t cap, size_t es, size_t blocks) {
+  size_t m = cap / (es * blocks);
+  return m ? m : 1;
+}
+
+/* dst = part 0 op part 1 op ... in rank order, so every rank that reduces
+ * gets the same bits; waits for each part as it goes. */
+static pccl_status_t reduce_parts(run_t *x, uint64_t n, size_t part_bytes, size_t skip, void *dst,
+                                  size_t elems) {
+  pccl_seg_t *s = x->s;
+  const unsigned char *first = NULL;
+  for (int r = 0; r < s->n; r++) {
+    pccl_status_t st = r == s->me ? PCCL_OK : wait_part(s, r, n, part_bytes, x->digest, &x->w);
+    if (st != PCCL_OK) return st;
+    const unsigned char *p = part(s, r, n, part_bytes) + skip;
+    if (r == 0)
+      first = p;
+    else
+      x->fn(dst, r == 1 ? first : dst, p, elems);
+  }
+  if (x->c->op == PCCL_AVG) pccl_kernel_divide(x->c->dtype)(dst, elems, s->n);
+  return PCCL_OK;
+}
+
+/* Fills this rank's part of round n with `blocks` pieces of `bytes`, piece b
+ * from src + b * stride. */
+static pccl_status_t contribute(run_t *x, uint64_t n, const char *src, size_t bytes, size_t blocks,
+                                size_t stride) {
+  pccl_status_t st = wait_free(x->s, n, bytes * blocks, &x->w);
+  if (st != PCCL_OK) return st;
+  unsigned char *dst = part(x->s, x->s->me, n, bytes * blocks);
+  for (size_t b = 0; b < blocks; b++) memcpy(dst + b * bytes, src + b * stride, bytes);
+  publish(x->s, n, bytes * blocks, x->digest);
+  return PCCL_OK;
+}
+
+static pccl_status_t allreduce(run_t *x) {
+  const pccl_seg_call_t *c = x->c;
+  size_t chunk = rounds_elems(x->s->cap, x->es, 1);
+  for (size_t off = 0; off < c->count; off += chunk) {
+    size_t m = c->count - off < chunk ? c->count - off : chunk, bytes = m * x->es;
+    uint64_t n = ++x->s->round;
+    pccl_status_t st = contribute(x, n, (const char *)c->sendbuf + off * x->es, bytes, 1, 0);
+    if (st == PCCL_OK) st = reduce_parts(x, n, bytes, 0, (char *)c->recvbuf + off * x->es, m);
+    if (st != PCCL_OK) return st;
+    finish(x->s, n);
+  }
+  return PCCL_OK;
+}
+
+static pccl_status_t reduce(run_t *x) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t chunk = rounds_elems(s->cap, x->es, 1);
+  for (size_t off = 0; off < c->count; off += chunk) {
+    size_t m = c->count - off < chunk ? c->count - off : chunk, bytes = m * x->es;
+    uint64_t n = ++s->round;
+    pccl_status_t st = contribute(x, n, (const char *)c->sendbuf + off * x->es, bytes, 1, 0);
+    if (st == PCCL_OK && s->me == c->root)
+      st = reduce_parts(x, n, bytes, 0, (char *)c->recvbuf + off * x->es, m);
+    if (st != PCCL_OK) return st;
+    finish(s, n);
+  }
+  return PCCL_OK;
+}
+
+static pccl_status_t reduce_scatter(run_t *x) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t chunk = rounds_elems(s->cap, x->es, (size_t)s->n), stride = c->count * x->es;
+  for (size_t off = 0; off < c->count; off += chunk) {
+    size_t m = c->count - off < chunk ? c->count - off : chunk, bytes = m * x->es;
+    uint64_t n = ++s->round;
+    pccl_status_t st = contribute(x, n, (const char *)c->sendbuf + off * x->es, bytes,
+                                  (size_t)s->n, stride);
+    if (st == PCCL_OK)
+      st = reduce_parts(x, n, bytes * (size_t)s->n, (size_t)s->me * bytes,
+                        (char *)c->recvbuf + off * x->es, m);
+    if (st != PCCL_OK) return st;
+    finish(s, n);
+  }
+  return PCCL_OK;
+}
+
+static pccl_status_t allgather(run_t *x) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t chunk = rounds_elems(s->cap, x->es, 1), stride = c->count * x->es;
+  char *out = c->recvbuf;
+  for (size_t off = 0; off < c->count; off += chunk) {
+    size_t m = c->count - off < chunk ? c->count - off : chunk, bytes = m * x->es;
+    const char *mine = (const char *)c->sendbuf + off * x->es;
+    uint64_t n = ++s->round;
+    pccl_status_t st = contribute(x, n, mine, bytes, 1, 0);
+    if (st != PCCL_OK) return st;
+    if (!c->inplace) memcpy(out + (size_t)s->me * stride + off * x->es, mine, bytes);
+    for (int r = 0; r < s->n; r++) {
+      if (r == s->me) continue;
+      if ((st = wait_part(s, r, n, bytes, x->digest, &x->w)) != PCCL_OK) return st;
+      memcpy(out + (size_t)r * stride + off * x->es, part(s, r, n, bytes), bytes);
+    }
+    finish(s, n);
+  }
+  return PCCL_OK;
+}
+
+static pccl_status_t broadcast(run_t *x) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t chunk = rounds_elems(s->cap, x->es, 1);
+  for (size_t off = 0; off < c->count; off += chunk) {
+    size_t m = c->count - off < chunk ? c->count - off : chunk, bytes = m * x->es;
+    char *dst = (char *)c->recvbuf + off * x->es;
+    uint64_t n = ++s->round;
+    pccl_status_t st = PCCL_OK;
+    if (s->me == c->root) {
+      const char *src = (const char *)c->sendbuf + off * x->es;
+      st = contribute(x, n, src, bytes, 1, 0);
+      if (src != dst) memcpy(dst, src, bytes);
+    } else if ((st = wait_part(s, c->root, n, bytes, x->digest, &x->w)) == PCCL_OK) {
+      memcpy(dst, part(s, c->root, n, bytes), bytes);
+    }
+    if (st != PCCL_OK) return st;
+    finish(s, n);
+  }
+  return PCCL_OK;
+}
+
+typedef pccl_status_t (*seg_coll_fn)(run_t *x);
+
+static const seg_coll_fn colls[PCCL_COLL_COUNT] = {
+    [PCCL_COLL_ALLREDUCE] = allreduce,
+    [PCCL_COLL_ALLGATHER] = allgather,
+    [PCCL_COLL_REDUCE_SCATTER] = reduce_scatter,
+    [PCCL_COLL_BROADCAST] = broadcast,
+    [PCCL_COLL_REDUCE] = reduce,
+};
+
+int pccl_seg_runs(pccl_coll_t coll) { return (unsigned)coll < PCCL_COLL_COUNT && colls[coll]; }
+
+/* Everything a peer's call must agree with, in 64 bits. */
+static uint64_t digest_of(const pccl_seg_call_t *c) {
+  uint64_t reduces = c->coll != PCCL_COLL_ALLGATHER && c->coll != PCCL_COLL_BROADCAST;
+  uint64_t rooted = c->coll == PCCL_COLL_BROADCAST || c->coll == PCCL_COLL_REDUCE;
+  uint64_t h = (uint64_t)c->count * 0x9E3779B97F4A7C15ull;
+  h ^= ((uint64_t)c->coll << 56) | ((uint64_t)c->dtype << 48) |
+       ((reduces ? (uint64_t)c->op : 0xff) << 40) | (rooted ? (uint32_t)c->root : 0);
+  return h;
+}
+
+pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
+                           const pccl_seg_watch_t *watch, char *why, size_t whylen) {
+  if (!pccl_seg_runs(call->coll)) {
+    snprintf(why, whylen, "the node segment does not run %s", pccl_coll_name(call->coll));
+    return PCCL_ERR_UNSUPPORTED;
+  }
+  run_t x = {s, call, pccl_dtype_size(call->dtype), digest_of(call),
+             pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}};
+  return colls[call->coll](&x);
+}
+
+/* ---- creation ---------------------------------------------------------- */
+
+/* Cores the node's ranks may run on together: the union of their
+ * affinity masks (each rank is often bound to one core of its own). */
+static int node_cores(MPI_Comm node) {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int ok = sched_getaffinity(0, sizeof set, &set) == 0;
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
+  if (ok) {
+    MPI_Allreduce(MPI_IN_PLACE, &set, (int)sizeof set, MPI_BYTE, MPI_BOR, node);
+    return CPU_COUNT(&set);
+  }
+#endif
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+/* The first rank creates the file; the others map it through /proc. */
+static int map_segment(pccl_seg_t *s, char *why, size_t whylen) {
+#if defined(__linux__)
+  long ident[2] = {(long)getpid(), -1};
+  int fd = -1;
+  if (s->me == 0) {
+    fd = memfd_create("pccl-seg", MFD_CLOEXEC);
+    if (fd >= 0 && ftruncate(fd, (off_t)s->map_bytes) != 0) {
+      close(fd);
+      fd = -1;
+    }
+    ident[1] = fd;
+  }
+  MPI_Bcast(ident, 2, MPI_LONG, 0, s->node);
+  if (ident[1] < 0) {
+    snprintf(why, whylen, "the node's first rank could not create a memfd");
+    return 0;
+  }
+  if (s->me != 0) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/fd/%ld", ident[0], ident[1]);
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) snprintf(why, whylen, "cannot open the first rank's memfd through /proc");
+  }
+  void *p = MAP_FAILED;
+  if (fd >= 0) {
+    p = mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) snprintf(why, whylen, "cannot map %zu bytes of segment", s->map_bytes);
+  }
+  /* every peer has opened the file before the first rank closes it */
+  int ok = p != MAP_FAILED;
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, s->node);
+  if (fd >= 0) close(fd);
+  if (!ok) {
+    if (p != MAP_FAILED) munmap(p, s->map_bytes);
+    if (!why[0]) snprintf(why, whylen, "a peer could not map the node segment");
+    return 0;
+  }
+  s->base = p;
+  return 1;
+#else
+  snprintf(why, whylen, "the node segment needs Linux (memfd)");
+  return 0;
+#endif
+}
+
+pccl_status_t pccl_seg_create(MPI_Comm comm, int group, size_t bytes, pccl_seg_t **out,
+                              char *why, size_t whylen) {
+  *out = NULL;
+  why[0] = '\0';
+  pccl_seg_t *s = calloc(1, sizeof *s);
+  if (!s) return PCCL_ERR_NO_MEMORY;
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  if (MPI_Comm_split(comm, group, rank, &s->node) != MPI_SUCCESS) {
+    free(s);
+    return PCCL_ERR_MPI;
+  }
+  MPI_Comm_rank(s->node, &s->me);
+  MPI_Comm_size(s->node, &s->n);
+  long page = sysconf(_SC_PAGESIZE);
+  s->cap = bytes / 2 / LINE * LINE;
+  /* a page-aligned region per rank: each rank's writes stay off its peers' lines */
+  s->region = (LINE * (1 + RING) + 2 * (LINE + s->cap) + (size_t)page - 1) / (size_t)page * (size_t)page;
+  s->map_bytes = s->region * (size_t)s->n;
+  s->known = calloc((size_t)s->n, sizeof *s->known);
+  s->yield = s->n > node_cores(s->node);
+  int usable = s->known != NULL;
+  if (s->n > MAX_LOCAL) snprintf(why, whylen, "more than %d ranks on the node", MAX_LOCAL);
+  usable = usable && s->n > 1 && s->n <= MAX_LOCAL;
+  MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, s->node);
+  if (!usable || !map_segment(s, why, whylen)) {
+    if (!why[0]) snprintf(why, whylen, s->n > 1 ? "out of memory" : "one rank on the node");
+    MPI_Comm_free(&s->node);
+    free(s->known);
+    free(s);
+    return PCCL_ERR_UNSUPPORTED;
+  }
+  *out = s;
+  return PCCL_OK;
+}
+
+void pccl_seg_destroy(pccl_seg_t *s, int peers_alive) {
+  if (!s) return;
+#if defined(__linux__)
+  munmap(s->base, s->map_bytes);
+#endif
+  if (peers_alive) MPI_Comm_free(&s->node);
+  free(s->known);
+  free(s);
+}

@@ -1,0 +1,79 @@
+/* seg.h - the node segment: collectives of the ranks of one node written
+ * against one shared memory segment instead of point-to-point messages.
+ *
+ * Each rank owns two buffers in the segment (used alternately by successive
+ * rounds) and a control line. A round is one exchange: the ranks that
+ * contribute copy their part into their buffer and publish the round's
+ * sequence number in the buffer's first cache line, which also carries a
+ * digest of the call (so ranks that disagree get an error, not a wrong
+ * answer) and, for parts of at most PCCL_SEG_INLINE bytes, the data itself:
+ * a small collective then moves one cache line per rank. Readers wait for
+ * that number and reduce or copy straight out of every peer's buffer into
+ * their own result. A call longer than a buffer runs as several rounds, and
+ * since a rank may fill one buffer while its peers still read the other,
+ * the rounds pipeline. A buffer is refilled only once every peer has
+ * finished the round that last used it: a rank knows this either from
+ * having seen the peer publish a later round, or from the peer's control
+ * line, where each rank records the last round it finished.
+ *
+ * The segment is a memfd created by the node's first rank and mapped by the
+ * others through /proc/<pid>/fd: no name in any file system, readable only
+ * by processes of this user, gone when the last process of the job exits. */
+#ifndef PCCL_SEG_H
+#define PCCL_SEG_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pccl.h"
+
+#define PCCL_SEG_INLINE 48 /* bytes of data that ride in the flag's cache line */
+#define PCCL_SEG_BYTES_DEFAULT ((size_t)256 << 10)
+#define PCCL_SEG_BYTES_MIN ((size_t)8 << 10)
+#define PCCL_SEG_BYTES_MAX ((size_t)1 << 30)
+
+typedef struct pccl_seg pccl_seg_t;
+
+/* What bounds a wait: the communicator's timeout (seconds, 0: none) and
+ * abort flag. */
+typedef struct {
+  double timeout;
+  const _Atomic int *abort;
+} pccl_seg_watch_t;
+
+/* Collective over `comm`: ranks with equal `group` form a node. `bytes` is
+ * what each rank owns for its two buffers (PCCL_SEG_BYTES). On
+ * PCCL_ERR_UNSUPPORTED (decided alike on every rank of the node) `why` says
+ * what was missing and *out is NULL. */
+pccl_status_t pccl_seg_create(MPI_Comm comm, int group, size_t bytes, pccl_seg_t **out,
+                              char *why, size_t whylen);
+/* With peers_alive (collective over the node) the node's communicator is
+ * freed too; without (a broken communicator) only this rank's memory. */
+void pccl_seg_destroy(pccl_seg_t *s, int peers_alive);
+
+/* One call on the segment. Counts follow pccl.h; `op` and `root` are read
+ * only by the collectives that take them. */
+typedef struct {
+  pccl_coll_t coll;
+  const void *sendbuf;
+  void *recvbuf;
+  size_t count;
+  pccl_dtype_t dtype;
+  pccl_op_t op;
+  int root;
+  int inplace; /* sendbuf is the in-place part of recvbuf */
+} pccl_seg_call_t;
+
+/* Whether the segment runs this collective at all. */
+int pccl_seg_runs(pccl_coll_t coll);
+
+/* Runs a call (every rank of the node must make the same one). Errors:
+ * PCCL_ERR_MISMATCH when a peer's call differs, PCCL_ERR_TIMEOUT and
+ * PCCL_ERR_ABORTED from `watch`; `why` then says which peer and round. After
+ * any error the segment's rounds are out of step and the segment must not be
+ * used again. */
+pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
+                           const pccl_seg_watch_t *watch, char *why, size_t whylen);
+
+#endif /* PCCL_SEG_H */
