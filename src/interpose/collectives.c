@@ -3,6 +3,7 @@
  * collectives that move data move bytes (PCCL_UINT8), reductions use the
  * pccl type of the datatype, and MPI_IN_PLACE becomes pccl's in-place
  * convention for that collective. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "interpose.h"
@@ -80,22 +81,28 @@ PCCL_IP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI
 }
 
 /* Reduce-scatter with `count` elements per rank. In place, MPI takes the
- * input from recvbuf and leaves the result at its start; pccl, like NCCL,
- * leaves it at the rank's own block, so it moves down afterwards. */
+ * input from recvbuf and leaves the result at its start, and Open MPI and
+ * MPICH leave the rest of recvbuf as it was (programs rely on it). pccl's
+ * own in-place form would use the other blocks as scratch, so the call
+ * reads recvbuf as its (untouched) input, reduces into a block of
+ * scratch, and copies that to the front once every peer is done. */
 static int reduce_scatter_run(pccl_ip_call_t *c, const void *sendbuf, void *recvbuf, int count,
                               MPI_Datatype dt, pccl_dtype_t pd, pccl_op_t po) {
   int inplace = sendbuf == MPI_IN_PLACE;
-  size_t n = (size_t)count, total = n * (size_t)c->size;
+  size_t n = (size_t)count, total = n * (size_t)c->size, blk = n * pccl_dtype_size(pd);
   bufs_t b;
   bufs_open(c, &b, inplace ? NULL : sendbuf, total, dt, recvbuf, inplace ? total : n, dt,
             inplace, pccl_dtype_size(pd));
   pccl_status_t st = PCCL_OK;
+  void *result = NULL;
+  if (b.rc == MPI_SUCCESS && n > 0 && inplace && posix_memalign(&result, 64, blk) != 0)
+    return bufs_close(c, &b, PCCL_ERR_NO_MEMORY, 0);
   if (b.rc == MPI_SUCCESS && n > 0) {
-    size_t blk = n * pccl_dtype_size(pd);
-    char *mine = b.recv.bytes + (inplace ? (size_t)c->rank * blk : 0);
-    st = pccl_reduce_scatter(inplace ? b.recv.bytes : b.send.bytes, mine, n, pd, po, c->pc);
-    if (st == PCCL_OK && mine != b.recv.bytes) memmove(b.recv.bytes, mine, blk);
+    st = pccl_reduce_scatter(inplace ? b.recv.bytes : b.send.bytes, inplace ? result : b.recv.bytes,
+                             n, pd, po, c->pc);
+    if (st == PCCL_OK && inplace) memcpy(b.recv.bytes, result, blk);
   }
+  free(result);
   return bufs_close(c, &b, st, 1);
 }
 
