@@ -185,6 +185,7 @@ PCCL_ZALGO_MAP(PCCL_ALGO_DECL)
 #undef PCCL_ALGO_DECL
 
 extern const pccl_algo_t pccl_algos[PCCL_ALGO_COUNT];
+_Static_assert(PCCL_ALGO_COUNT <= 64, "PCCL_ALGO's exclusions are a 64-bit set of algorithm ids");
 
 /* No algorithm's schedule needs more TMP than this many times the call's
  * largest buffer (count, or nranks * count where a buffer holds blocks);

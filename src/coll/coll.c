@@ -472,7 +472,9 @@ static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
   if (st == PCCL_OK && c->count > 0) {
     choice = c->lossy_call ? pccl__select_lossy(comm, c->coll, reported_bytes(c))
                            : pccl__select(comm, c->coll, reported_bytes(c));
-    if (!choice.algo) st = pccl__error(comm, PCCL_ERR_INTERNAL, api, "no algorithm registered");
+    if (!choice.algo)
+      st = pccl__error(comm, PCCL_ERR_CONFIG, api, "PCCL_ALGO excludes every algorithm of %s",
+                       pccl_coll_name(c->coll));
   }
   if (checked && comm->check) {
     char algo[sizeof comm->last_algo];

@@ -8,6 +8,7 @@
 #include "select.h"
 
 #include <stdint.h>
+#include <string.h>
 
 typedef struct {
   pccl_coll_t coll;
@@ -79,18 +80,29 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_PAIRWISE, 0},
 };
 
+static int excluded(const pccl_comm_t *comm, pccl_algo_id_t id) {
+  return (int)(comm->excluded >> id & 1);
+}
+
 pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
   if (comm->forced[coll].algo && !comm->forced[coll].algo->lossy) return comm->forced[coll];
   if (comm->tune_sec) {
     pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, 0, bytes);
-    if (ch.algo) return ch;
+    if (ch.algo && !excluded(comm, ch.algo->id)) return ch;
   }
   int multi_node = comm->nnodes > 1 && comm->nnodes < comm->size;
   for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
     if (rules[i].coll == coll && bytes <= rules[i].max_bytes && comm->size >= rules[i].min_ranks &&
         (multi_node || !rules[i].multi_node) && (comm->seg || !rules[i].seg) &&
-        (!rules[i].max_nodes || comm->nnodes <= rules[i].max_nodes))
+        (!rules[i].max_nodes || comm->nnodes <= rules[i].max_nodes) &&
+        !excluded(comm, rules[i].algo))
       return (pccl_choice_t){&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
+  /* the rules' choices all excluded: the first flat algorithm left (the
+   * table lists them first; each runs on any layout) */
+  for (int i = 0; i < PCCL_ALGO_COUNT; i++)
+    if (pccl_algos[i].coll == coll && !pccl_algos[i].lossy && !excluded(comm, pccl_algos[i].id) &&
+        pccl_algos[i].generate != pccl_gen_seg && strncmp(pccl_algos[i].name, "hier", 4) != 0)
+      return (pccl_choice_t){&pccl_algos[i], pccl_algos[i].k};
   return (pccl_choice_t){NULL, 0};
 }
 

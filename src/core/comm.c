@@ -190,7 +190,7 @@ static pccl_status_t read_environment(pccl_comm_t *c, long *per_node, long *use_
   }
   const char *algo = getenv("PCCL_ALGO");
   if (algo && algo[0]) {
-    pccl_status_t st = pccl__parse_algo_list(algo, c->forced, err, sizeof(err));
+    pccl_status_t st = pccl__parse_algo_list(algo, c->forced, &c->excluded, err, sizeof(err));
     if (st != PCCL_OK) return pccl__error(NULL, st, where, "%s", err);
   }
   c->timeout = PCCL_TIMEOUT_DEFAULT;

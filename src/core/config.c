@@ -15,8 +15,8 @@ int pccl__coll_from_name(const char *name) {
 }
 
 /* One "coll:algo[:k]" entry of PCCL_ALGO, in place (the entry is modified). */
-static pccl_status_t parse_entry(char *entry, pccl_choice_t forced[PCCL_COLL_COUNT], char *err,
-                                 size_t errlen) {
+static pccl_status_t parse_entry(char *entry, pccl_choice_t forced[PCCL_COLL_COUNT],
+                                 uint64_t *excluded, char *err, size_t errlen) {
   char *colon = strchr(entry, ':');
   if (!colon) {
     snprintf(err, errlen, "PCCL_ALGO entry \"%s\" is not of the form collective:algorithm", entry);
@@ -33,6 +33,15 @@ static pccl_status_t parse_entry(char *entry, pccl_choice_t forced[PCCL_COLL_COU
     forced[coll] = (pccl_choice_t){NULL, 0};
     return PCCL_OK;
   }
+  if (algo[0] == '-') {
+    const pccl_algo_t *a = pccl_algo_find((pccl_coll_t)coll, algo + 1);
+    if (!a) {
+      snprintf(err, errlen, "PCCL_ALGO excludes unknown algorithm \"%s\" of %s", algo + 1, entry);
+      return PCCL_ERR_CONFIG;
+    }
+    *excluded |= (uint64_t)1 << a->id;
+    return PCCL_OK;
+  }
   char why[160];
   if (pccl_choice_parse((pccl_coll_t)coll, algo, &forced[coll], why, sizeof(why)) != PCCL_OK) {
     snprintf(err, errlen, "PCCL_ALGO: %s", why);
@@ -42,7 +51,7 @@ static pccl_status_t parse_entry(char *entry, pccl_choice_t forced[PCCL_COLL_COU
 }
 
 pccl_status_t pccl__parse_algo_list(const char *text, pccl_choice_t forced[PCCL_COLL_COUNT],
-                                    char *err, size_t errlen) {
+                                    uint64_t *excluded, char *err, size_t errlen) {
   char *copy = strdup(text);
   if (!copy) return PCCL_ERR_NO_MEMORY;
   pccl_status_t rc = PCCL_OK;
@@ -55,7 +64,7 @@ pccl_status_t pccl__parse_algo_list(const char *text, pccl_choice_t forced[PCCL_
       rc = PCCL_ERR_CONFIG;
       break;
     }
-    rc = parse_entry(entry, forced, err, errlen);
+    rc = parse_entry(entry, forced, excluded, err, errlen);
     if (rc != PCCL_OK || !comma) break;
     entry = comma + 1;
   }

@@ -4,13 +4,16 @@
 #define PCCL_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "algo.h"
 
 /* Parses PCCL_ALGO syntax, "coll:algo[:k][,coll:algo[:k]...]", into forced[] (entries
- * not named stay as they were). On error writes a message into err. */
+ * not named stay as they were); an entry "coll:-algo" instead sets the bit of
+ * that algorithm's id (pccl_algo_id_t) in *excluded, which keeps automatic
+ * selection off it. On error writes a message into err. */
 pccl_status_t pccl__parse_algo_list(const char *text, pccl_choice_t forced[PCCL_COLL_COUNT],
-                                    char *err, size_t errlen);
+                                    uint64_t *excluded, char *err, size_t errlen);
 
 /* Parses a whole decimal integer in [min, max] (parse.c). */
 pccl_status_t pccl__parse_int(const char *name, const char *text, long min, long max, long *out,

@@ -260,6 +260,13 @@ static void env_errors(void) {
       {"PCCL_MAX_SCRATCH", "1K", "below the least"},
       {"PCCL_MAX_SCRATCH", "64MB", "64MB"},
       {"PCCL_MAX_SCRATCH", "99999999G", "99999999G"},
+      {"PCCL_ALGO", "allreduce:-nosuch", "nosuch"},
+      {"PCCL_ALGO", "allreduce:-", "allreduce"},
+      {"PCCL_SEG", "yes", "yes"},
+      {"PCCL_SEG", "2", "\"2\""},
+      {"PCCL_SEG_BYTES", "big", "big"},
+      {"PCCL_SEG_BYTES", "4K", "below the least"},
+      {"PCCL_SEG_BYTES", "2G", "2G"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv(bad[i].var, bad[i].value, 1);
@@ -280,6 +287,32 @@ static void env_errors(void) {
     float in = 1.0f, out[64];
     expect(pccl_allgather(&in, out, 1, PCCL_FLOAT32, c) == PCCL_OK, "forced allgather runs");
     expect(strcmp(pccl_comm_last_algo(c), "bruck") == 0, "PCCL_ALGO forces bruck");
+    pccl_comm_destroy(c);
+  }
+  unsetenv("PCCL_ALGO");
+  /* An excluded algorithm is never chosen automatically; excluding every
+   * one of a collective is an error naming it, not a crash. */
+  setenv("PCCL_ALGO", "allreduce:-seg,allreduce:-recdbl", 1);
+  c = NULL;
+  expect(pccl_comm_create_mpi(MPI_COMM_WORLD, &c) == PCCL_OK, "PCCL_ALGO exclusion accepted");
+  if (c) {
+    float in = 1.0f, out = 0.0f;
+    expect(pccl_allreduce(&in, &out, 1, PCCL_FLOAT32, PCCL_SUM, c) == PCCL_OK &&
+               out == (float)g_size, "allreduce with seg and recdbl excluded");
+    expect(strcmp(pccl_comm_last_algo(c), "seg") != 0 &&
+               strcmp(pccl_comm_last_algo(c), "recdbl") != 0,
+           "PCCL_ALGO exclusion keeps seg and recdbl out");
+    pccl_comm_destroy(c);
+  }
+  setenv("PCCL_ALGO", "allgather:-ring,allgather:-recdbl,allgather:-bruck,allgather:-recmul,"
+                      "allgather:-precmul,allgather:-kring,allgather:-seg", 1);
+  c = NULL;
+  expect(pccl_comm_create_mpi(MPI_COMM_WORLD, &c) == PCCL_OK, "PCCL_ALGO excluding all accepted");
+  if (c) {
+    float in = 1.0f, out[64];
+    pccl_status_t st = pccl_allgather(&in, out, 1, PCCL_FLOAT32, c);
+    expect(st == PCCL_ERR_CONFIG && strstr(pccl_last_error(c), "excludes every algorithm"),
+           "every all-gather excluded: PCCL_ERR_CONFIG");
     pccl_comm_destroy(c);
   }
   unsetenv("PCCL_ALGO");
@@ -348,6 +381,28 @@ static void status_strings(void) {
   expect(pccl_status_string((pccl_status_t)12345) != NULL, "unknown status has a string");
 }
 
+/* Ranks that make different calls on the node segment: every rank reads a
+ * part whose digest differs from its own call's and answers
+ * PCCL_ERR_MISMATCH, naming the peer; the communicator is then broken. */
+static void seg_mismatch(void) {
+  pccl_comm_t *c = NULL;
+  if (pccl_comm_create_mpi(MPI_COMM_WORLD, &c) != PCCL_OK) {
+    expect(0, "create for the segment mismatch");
+    return;
+  }
+  expect(pccl_comm_set_algo(c, PCCL_COLL_ALLREDUCE, "seg") == PCCL_OK, "force seg");
+  float in[2] = {1.0f, 1.0f}, out[2];
+  pccl_status_t st = pccl_allreduce(in, out, g_rank == 0 ? 2 : 1, PCCL_FLOAT32, PCCL_SUM, c);
+  char what[640];
+  snprintf(what, sizeof what, "seg: counts differ: status %d, \"%s\"", (int)st, pccl_last_error(c));
+  expect(st == PCCL_ERR_MISMATCH && strstr(pccl_last_error(c), "different call"), what);
+  st = pccl_allreduce(in, out, 1, PCCL_FLOAT32, PCCL_SUM, c);
+  expect(st == PCCL_ERR_MISMATCH && strstr(pccl_last_error(c), "broken"),
+         "seg: the call after a mismatch fails on the broken communicator");
+  pccl_comm_destroy(c);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -375,6 +430,7 @@ int main(int argc, char **argv) {
     snprintf(rpn, sizeof rpn, "%d", g_rank == 1 ? 1 : g_size);
     disagreeing_env("PCCL_RANKS_PER_NODE", rpn, "node layout");
   }
+  if (g_size >= 2) seg_mismatch();
   mem_errors();
   status_strings();
   timeout_setters();
