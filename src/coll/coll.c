@@ -178,14 +178,15 @@ static pccl_status_t validate_lossy(pccl_comm_t *comm, const call_t *c) {
   return PCCL_OK;
 }
 
-/* Splits the user's bound over the schedule's stages, never rounding up. */
-static pccl_exec_lossy_t lossy_plan(const call_t *c, const pccl_sched_t *s) {
+/* Splits the user's bound over `stages` compressions, never rounding up
+ * (none: the call runs exact). */
+static pccl_exec_lossy_t lossy_split(const call_t *c, uint32_t stages) {
   pccl_lossy_t *l = c->lossy;
-  double e = s->lossy_stages ? l->abs_bound / s->lossy_stages : l->abs_bound;
-  while (s->lossy_stages && e * s->lossy_stages > l->abs_bound) e = nextafter(e, 0.0);
-  l->stages = (int32_t)s->lossy_stages;
+  double e = stages ? l->abs_bound / stages : l->abs_bound;
+  while (stages && e * stages > l->abs_bound) e = nextafter(e, 0.0);
+  l->stages = (int32_t)stages;
   l->stage_bound = e;
-  l->guaranteed = e * s->lossy_stages;
+  l->guaranteed = e * stages;
   return (pccl_exec_lossy_t){l->codec, c->dtype, e};
 }
 
@@ -274,7 +275,7 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sche
     return pccl__error(comm, st, api, "algorithm %s cannot run on device buffers", comm->last_algo);
   pccl_exec_lossy_t lossy;
   if (c->lossy_call) {
-    lossy = lossy_plan(c, s);
+    lossy = lossy_split(c, s->lossy_stages);
     pccl_exec_set_lossy(&x, &lossy);
   }
   pccl_exec_watch_t watch = {comm->timeout, &comm->abort_flag, 0.0};
@@ -488,7 +489,10 @@ static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
     name_choice(choice, comm->last_algo, sizeof comm->last_algo);
     comm->last_choice = choice;
   }
-  if (choice.algo->generate == pccl_gen_seg) return run_seg(comm, c);
+  if (choice.algo->generate == pccl_gen_seg) {
+    if (c->lossy_call) lossy_split(c, 0); /* a lossy call the plain way: exact */
+    return run_seg(comm, c);
+  }
   const pccl_sched_t *s;
   st = get_schedule(comm, c, choice, &s);
   if (st != PCCL_OK)
