@@ -121,7 +121,10 @@ pccl_status_t run_pccl(const bench_t *b, const bench_case_t *c) {
   case PCCL_COLL_REDUCE_SCATTER:
     return pccl_reduce_scatter(send, recv, count, dtype, op, b->comm);
   case PCCL_COLL_ALLREDUCE: return pccl_allreduce(send, recv, count, dtype, op, b->comm);
-  case PCCL_COLL_BROADCAST: return pccl_broadcast(send, recv, count, dtype, root, b->comm);
+  /* in place on host buffers, as MPI_Bcast (and the drop-in) runs it: an
+   * out-of-place call would add a copy at the root that MPI never makes */
+  case PCCL_COLL_BROADCAST:
+    return pccl_broadcast(b->dsend ? send : recv, recv, count, dtype, root, b->comm);
   case PCCL_COLL_REDUCE: return pccl_reduce(send, recv, count, dtype, op, root, b->comm);
   case PCCL_COLL_SCATTER: return pccl_scatter(send, recv, count, dtype, root, b->comm);
   case PCCL_COLL_GATHER: return pccl_gather(send, recv, count, dtype, root, b->comm);

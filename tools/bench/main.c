@@ -124,6 +124,8 @@ static check_result_t check_pccl_result(const bench_t *b, const bench_case_t *c)
   size_t recv_bytes = recv_elements(c->coll, c->count, b->nranks) * elem_size;
   fill_input(b, b->send, send_elements(c->coll, c->count, b->nranks));
   memset(b->recv, SENTINEL_BYTE, recv_bytes);
+  if (c->coll == PCCL_COLL_BROADCAST && !b->dsend && b->rank == b->opts.root)
+    memcpy(b->recv, b->send, recv_bytes); /* run_pccl broadcasts in place */
   if (b->dsend) device_upload(b, send_bytes, recv_bytes, SENTINEL_BYTE);
   abort_on_pccl_error(b->comm, run_pccl(b, c), pccl_coll_name(c->coll));
   if (b->drecv) device_download(b, recv_bytes);
