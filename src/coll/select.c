@@ -56,9 +56,12 @@ static const rule_t rules[] = {
      * a call's fixed cost and the handshakes of messages rule, and, on 4
      * ranks, all-gathers of every size. Above these sizes the single-copy
      * algorithms over the shm transport win: the segment copies every byte
-     * twice (in, then out). Measured with pccl-bench on 2 and 4 ranks,
-     * malloc buffers (docs/results/seg). */
-    {PCCL_COLL_ALLREDUCE, 256 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1},
+     * twice (in, then out), and a reader takes each line from the cache of
+     * the core that has just written it, where cross-memory attach reads
+     * the peer's unchanged input. Measured with pccl-bench on 2 and 4
+     * ranks, malloc buffers (docs/results/seg). */
+    {PCCL_COLL_ALLREDUCE, 64 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1},
+    {PCCL_COLL_ALLREDUCE, 256 << 10, 4, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1},
     {PCCL_COLL_ALLGATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1},
     {PCCL_COLL_ALLGATHER, SIZE_MAX, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1},
     {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1},
