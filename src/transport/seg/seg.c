@@ -21,10 +21,12 @@
 #define MAX_LOCAL 256  /* ranks of one node the segment serves */
 #define SPINS 2000     /* polls before a waiting rank starts yielding its core */
 #define CLOCK_EVERY 1024
-/* Rounds whose parts fit in SLOT bytes (head line included) take one of
- * RING slots in turn, so a rank that only writes (a broadcast's root) runs
- * up to RING rounds ahead of its readers before it must look at their
- * progress; larger parts alternate between the two buffers. */
+/* Rounds whose parts fit in SLOT bytes take one of RING head lines and
+ * slots in turn, so a rank that only writes (a broadcast's root) runs up to
+ * RING rounds ahead of its readers before it must look at their progress;
+ * larger parts alternate between the two buffers. The head lines lie
+ * together, away from the slots: a call of a few bytes then touches the
+ * same few lines over and over. */
 #define RING 32
 #define SLOT 1024
 
@@ -48,7 +50,7 @@ struct pccl_seg {
   int me, n;            /* this rank's index in the node, ranks in it */
   char *base;           /* the mapping */
   size_t map_bytes;
-  size_t region;        /* bytes per rank: control line, RING slots, two heads and buffers */
+  size_t region;        /* bytes per rank: control line, RING heads and slots, two buffers */
   size_t cap;           /* bytes of one buffer */
   uint64_t round;       /* the last round this rank started */
   uint64_t *known;      /* per rank: a round it is known to have finished */
@@ -57,22 +59,30 @@ struct pccl_seg {
 
 /* ---- layout ---------------------------------------------------------- */
 
-static ctrl_t *ctrl(const pccl_seg_t *s, int r) { return (ctrl_t *)(s->base + (size_t)r * s->region); }
 
-static int small(size_t bytes) { return bytes <= SLOT - LINE; }
+static int small(size_t bytes) { return bytes <= SLOT; }
+
+/* Rank r's region: control line, RING heads, RING slots, then the two
+ * buffers, each after its head line. */
+static char *region(const pccl_seg_t *s, int r) { return s->base + (size_t)r * s->region; }
 
 /* The line that announces rank r's part of `bytes` in round `round`. */
 static head_t *head(const pccl_seg_t *s, int r, uint64_t round, size_t bytes) {
-  char *at = s->base + (size_t)r * s->region + LINE;
-  if (small(bytes)) return (head_t *)(at + round % RING * SLOT);
-  return (head_t *)(at + RING * SLOT + (round & 1) * (LINE + s->cap));
+  char *at = region(s, r) + LINE;
+  if (small(bytes)) return (head_t *)at + round % RING;
+  return (head_t *)(at + RING * (LINE + SLOT) + (round & 1) * (LINE + s->cap));
 }
 
-/* Where that part lies: in the head's line when it fits, else after it. */
+/* Where that part lies: in the head's line when it fits, in the round's
+ * slot when it is small, else in the buffer after the head. */
 static unsigned char *part(const pccl_seg_t *s, int r, uint64_t round, size_t bytes) {
   head_t *h = head(s, r, round, bytes);
-  return bytes <= PCCL_SEG_INLINE ? h->data : (unsigned char *)(h + 1);
+  if (bytes <= PCCL_SEG_INLINE) return h->data;
+  if (small(bytes)) return (unsigned char *)region(s, r) + LINE + RING * LINE + round % RING * SLOT;
+  return (unsigned char *)(h + 1);
 }
+
+static ctrl_t *ctrl(const pccl_seg_t *s, int r) { return (ctrl_t *)region(s, r); }
 
 /* ---- waiting ---------------------------------------------------------- */
 
@@ -420,7 +430,8 @@ pccl_status_t pccl_seg_create(MPI_Comm comm, int group, size_t bytes, pccl_seg_t
   long page = sysconf(_SC_PAGESIZE);
   s->cap = bytes / 2 / LINE * LINE;
   /* a page-aligned region per rank: each rank's writes stay off its peers' lines */
-  s->region = (LINE + RING * SLOT + 2 * (LINE + s->cap) + (size_t)page - 1) / (size_t)page * (size_t)page;
+  s->region = (LINE + RING * (LINE + SLOT) + 2 * (LINE + s->cap) + (size_t)page - 1) / (size_t)page *
+              (size_t)page;
   s->map_bytes = s->region * (size_t)s->n;
   s->known = calloc((size_t)s->n, sizeof *s->known);
   s->yield = s->n > node_cores(s->node);
