@@ -54,8 +54,7 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING, 0},
     /* One node with a segment (src/transport/seg): it takes the sizes where
      * a call's fixed cost and the handshakes of messages rule, and, from 4
-     * ranks, all-gathers up to 8 MiB and broadcasts of every size, where
-     * copying once into the segment beats a tree of copies. Above these sizes the single-copy
+     * ranks, all-gathers up to 8 MiB. Above these sizes the single-copy
      * algorithms over the shm transport win: the segment copies every byte
      * twice (in, then out), and a reader takes each line from the cache of
      * the core that has just written it, where cross-memory attach reads
@@ -68,7 +67,6 @@ static const rule_t rules[] = {
     {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1},
     {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1},
     {PCCL_COLL_BROADCAST, 32 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1},
-    {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1},
     {PCCL_COLL_REDUCE, 8 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
     {PCCL_COLL_ALLGATHER, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHER_BRUCK, 0},
     {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_RING, 0},

@@ -51,7 +51,8 @@ struct pccl_seg {
   char *base;           /* the mapping */
   size_t map_bytes;
   size_t region;        /* bytes per rank: control line, RING heads and slots, two buffers */
-  size_t cap;           /* bytes of one buffer */
+  size_t cap;           /* bytes of one buffer (whole pages) */
+  size_t lines;         /* bytes of a region before its slots: its lines, whole pages */
   uint64_t round;       /* the last round this rank started */
   uint64_t *known;      /* per rank: a round it is known to have finished */
   int yield;            /* more ranks than cores: give the core up at once */
@@ -62,24 +63,24 @@ struct pccl_seg {
 
 static int small(size_t bytes) { return bytes <= SLOT; }
 
-/* Rank r's region: control line, RING heads, RING slots, then the two
- * buffers, each after its head line. */
+/* Rank r's region: its lines (control line, RING + 2 head lines) in the
+ * first page, then the RING slots, then the two buffers, each on pages of
+ * its own: data never shares a page with the lines that readers poll. */
 static char *region(const pccl_seg_t *s, int r) { return s->base + (size_t)r * s->region; }
 
 /* The line that announces rank r's part of `bytes` in round `round`. */
 static head_t *head(const pccl_seg_t *s, int r, uint64_t round, size_t bytes) {
-  char *at = region(s, r) + LINE;
-  if (small(bytes)) return (head_t *)at + round % RING;
-  return (head_t *)(at + RING * (LINE + SLOT) + (round & 1) * (LINE + s->cap));
+  head_t *h = (head_t *)(region(s, r) + LINE);
+  return small(bytes) ? h + round % RING : h + RING + (round & 1);
 }
 
 /* Where that part lies: in the head's line when it fits, in the round's
- * slot when it is small, else in the buffer after the head. */
+ * slot when it is small, else in the round's buffer. */
 static unsigned char *part(const pccl_seg_t *s, int r, uint64_t round, size_t bytes) {
-  head_t *h = head(s, r, round, bytes);
-  if (bytes <= PCCL_SEG_INLINE) return h->data;
-  if (small(bytes)) return (unsigned char *)region(s, r) + LINE + RING * LINE + round % RING * SLOT;
-  return (unsigned char *)(h + 1);
+  if (bytes <= PCCL_SEG_INLINE) return head(s, r, round, bytes)->data;
+  unsigned char *data = (unsigned char *)region(s, r) + s->lines;
+  if (small(bytes)) return data + round % RING * SLOT;
+  return data + RING * SLOT + (round & 1) * s->cap;
 }
 
 static ctrl_t *ctrl(const pccl_seg_t *s, int r) { return (ctrl_t *)region(s, r); }
@@ -428,10 +429,11 @@ pccl_status_t pccl_seg_create(MPI_Comm comm, int group, size_t bytes, pccl_seg_t
   MPI_Comm_rank(s->node, &s->me);
   MPI_Comm_size(s->node, &s->n);
   long page = sysconf(_SC_PAGESIZE);
-  s->cap = bytes / 2 / LINE * LINE;
+  size_t pg = (size_t)page;
+  s->cap = bytes / 2 / pg * pg;
+  s->lines = (LINE * (1 + RING + 2) + pg - 1) / pg * pg;
   /* a page-aligned region per rank: each rank's writes stay off its peers' lines */
-  s->region = (LINE + RING * (LINE + SLOT) + 2 * (LINE + s->cap) + (size_t)page - 1) / (size_t)page *
-              (size_t)page;
+  s->region = s->lines + (RING * SLOT + pg - 1) / pg * pg + 2 * s->cap;
   s->map_bytes = s->region * (size_t)s->n;
   s->known = calloc((size_t)s->n, sizeof *s->known);
   s->yield = s->n > node_cores(s->node);
