@@ -187,11 +187,11 @@ typedef struct {
   waiter_t w;
 } run_t;
 
-/* Rounds of `chunk` elements (at most) over `count`. */
-static size_t rounds_elems(size_t cap, size_t es, size_t blocks) {
-  size_t m = cap / (es * blocks);
-  return m ? m : 1;
+/* The bytes at element `off` of a buffer. */
+static const char *in_at(const run_t *x, const void *buf, size_t off) {
+  return (const char *)buf + off * x->es;
 }
+static char *out_at(const run_t *x, void *buf, size_t off) { return (char *)buf + off * x->es; }
 
 /* dst = part 0 op part 1 op ... in rank order, so every rank that reduces
  * gets the same bits; waits for each part as it goes. */
@@ -224,109 +224,92 @@ static pccl_status_t contribute(run_t *x, uint64_t n, const char *src, size_t by
   return PCCL_OK;
 }
 
-static pccl_status_t allreduce(run_t *x) {
+/* One round of a collective: elements [off, off + m) of each block. */
+typedef pccl_status_t (*round_fn)(run_t *x, uint64_t n, size_t off, size_t m);
+
+static pccl_status_t allreduce_round(run_t *x, uint64_t n, size_t off, size_t m) {
   const pccl_seg_call_t *c = x->c;
-  size_t chunk = rounds_elems(x->s->cap, x->es, 1);
-  for (size_t off = 0; off < c->count; off += chunk) {
-    size_t m = c->count - off < chunk ? c->count - off : chunk, bytes = m * x->es;
+  pccl_status_t st = contribute(x, n, in_at(x, c->sendbuf, off), m * x->es, 1, 0);
+  return st == PCCL_OK ? reduce_parts(x, n, m * x->es, 0, out_at(x, c->recvbuf, off), m) : st;
+}
+
+static pccl_status_t reduce_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_status_t st = contribute(x, n, in_at(x, c->sendbuf, off), m * x->es, 1, 0);
+  if (st != PCCL_OK || x->s->me != c->root) return st;
+  return reduce_parts(x, n, m * x->es, 0, out_at(x, c->recvbuf, off), m);
+}
+
+/* Every rank gives its chunk of every block; rank r reduces block r's. */
+static pccl_status_t reduce_scatter_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  size_t bytes = m * x->es, p = (size_t)x->s->n;
+  pccl_status_t st = contribute(x, n, in_at(x, c->sendbuf, off), bytes, p, c->count * x->es);
+  if (st != PCCL_OK) return st;
+  return reduce_parts(x, n, bytes * p, (size_t)x->s->me * bytes, out_at(x, c->recvbuf, off), m);
+}
+
+static pccl_status_t allgather_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t bytes = m * x->es;
+  const char *mine = in_at(x, c->sendbuf, off);
+  pccl_status_t st = contribute(x, n, mine, bytes, 1, 0);
+  if (st != PCCL_OK) return st;
+  if (!c->inplace) memcpy(out_at(x, c->recvbuf, (size_t)s->me * c->count + off), mine, bytes);
+  for (int r = 0; r < s->n && st == PCCL_OK; r++) {
+    if (r == s->me || (st = wait_part(s, r, n, bytes, x->digest, &x->w)) != PCCL_OK) continue;
+    memcpy(out_at(x, c->recvbuf, (size_t)r * c->count + off), part(s, r, n, bytes), bytes);
+  }
+  return st;
+}
+
+static pccl_status_t broadcast_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t bytes = m * x->es;
+  char *dst = out_at(x, c->recvbuf, off);
+  if (s->me == c->root) {
+    const char *src = in_at(x, c->sendbuf, off);
+    pccl_status_t st = contribute(x, n, src, bytes, 1, 0);
+    if (st == PCCL_OK && src != dst) memcpy(dst, src, bytes);
+    return st;
+  }
+  pccl_status_t st = wait_part(s, c->root, n, bytes, x->digest, &x->w);
+  if (st == PCCL_OK) memcpy(dst, part(s, c->root, n, bytes), bytes);
+  return st;
+}
+
+/* The collectives: a round, and whether a rank's part of it holds a chunk
+ * of every block (reduce-scatter) or of one vector. */
+typedef struct {
+  round_fn round;
+  int all_blocks;
+} seg_coll_t;
+
+static const seg_coll_t colls[PCCL_COLL_COUNT] = {
+    [PCCL_COLL_ALLREDUCE] = {allreduce_round, 0},
+    [PCCL_COLL_ALLGATHER] = {allgather_round, 0},
+    [PCCL_COLL_REDUCE_SCATTER] = {reduce_scatter_round, 1},
+    [PCCL_COLL_BROADCAST] = {broadcast_round, 0},
+    [PCCL_COLL_REDUCE] = {reduce_round, 0},
+};
+
+/* Runs the call as rounds of as many elements as a buffer holds (the
+ * segment's least size holds at least one element of every block). */
+static pccl_status_t run_rounds(run_t *x, const seg_coll_t *k) {
+  size_t blocks = k->all_blocks ? (size_t)x->s->n : 1;
+  size_t chunk = x->s->cap / (x->es * blocks), count = x->c->count;
+  for (size_t off = 0; off < count; off += chunk) {
     uint64_t n = ++x->s->round;
-    pccl_status_t st = contribute(x, n, (const char *)c->sendbuf + off * x->es, bytes, 1, 0);
-    if (st == PCCL_OK) st = reduce_parts(x, n, bytes, 0, (char *)c->recvbuf + off * x->es, m);
+    pccl_status_t st = k->round(x, n, off, count - off < chunk ? count - off : chunk);
     if (st != PCCL_OK) return st;
     finish(x->s, n);
   }
   return PCCL_OK;
 }
 
-static pccl_status_t reduce(run_t *x) {
-  const pccl_seg_call_t *c = x->c;
-  pccl_seg_t *s = x->s;
-  size_t chunk = rounds_elems(s->cap, x->es, 1);
-  for (size_t off = 0; off < c->count; off += chunk) {
-    size_t m = c->count - off < chunk ? c->count - off : chunk, bytes = m * x->es;
-    uint64_t n = ++s->round;
-    pccl_status_t st = contribute(x, n, (const char *)c->sendbuf + off * x->es, bytes, 1, 0);
-    if (st == PCCL_OK && s->me == c->root)
-      st = reduce_parts(x, n, bytes, 0, (char *)c->recvbuf + off * x->es, m);
-    if (st != PCCL_OK) return st;
-    finish(s, n);
-  }
-  return PCCL_OK;
-}
-
-static pccl_status_t reduce_scatter(run_t *x) {
-  const pccl_seg_call_t *c = x->c;
-  pccl_seg_t *s = x->s;
-  size_t chunk = rounds_elems(s->cap, x->es, (size_t)s->n), stride = c->count * x->es;
-  for (size_t off = 0; off < c->count; off += chunk) {
-    size_t m = c->count - off < chunk ? c->count - off : chunk, bytes = m * x->es;
-    uint64_t n = ++s->round;
-    pccl_status_t st = contribute(x, n, (const char *)c->sendbuf + off * x->es, bytes,
-                                  (size_t)s->n, stride);
-    if (st == PCCL_OK)
-      st = reduce_parts(x, n, bytes * (size_t)s->n, (size_t)s->me * bytes,
-                        (char *)c->recvbuf + off * x->es, m);
-    if (st != PCCL_OK) return st;
-    finish(s, n);
-  }
-  return PCCL_OK;
-}
-
-static pccl_status_t allgather(run_t *x) {
-  const pccl_seg_call_t *c = x->c;
-  pccl_seg_t *s = x->s;
-  size_t chunk = rounds_elems(s->cap, x->es, 1), stride = c->count * x->es;
-  char *out = c->recvbuf;
-  for (size_t off = 0; off < c->count; off += chunk) {
-    size_t m = c->count - off < chunk ? c->count - off : chunk, bytes = m * x->es;
-    const char *mine = (const char *)c->sendbuf + off * x->es;
-    uint64_t n = ++s->round;
-    pccl_status_t st = contribute(x, n, mine, bytes, 1, 0);
-    if (st != PCCL_OK) return st;
-    if (!c->inplace) memcpy(out + (size_t)s->me * stride + off * x->es, mine, bytes);
-    for (int r = 0; r < s->n; r++) {
-      if (r == s->me) continue;
-      if ((st = wait_part(s, r, n, bytes, x->digest, &x->w)) != PCCL_OK) return st;
-      memcpy(out + (size_t)r * stride + off * x->es, part(s, r, n, bytes), bytes);
-    }
-    finish(s, n);
-  }
-  return PCCL_OK;
-}
-
-static pccl_status_t broadcast(run_t *x) {
-  const pccl_seg_call_t *c = x->c;
-  pccl_seg_t *s = x->s;
-  size_t chunk = rounds_elems(s->cap, x->es, 1);
-  for (size_t off = 0; off < c->count; off += chunk) {
-    size_t m = c->count - off < chunk ? c->count - off : chunk, bytes = m * x->es;
-    char *dst = (char *)c->recvbuf + off * x->es;
-    uint64_t n = ++s->round;
-    pccl_status_t st = PCCL_OK;
-    if (s->me == c->root) {
-      const char *src = (const char *)c->sendbuf + off * x->es;
-      st = contribute(x, n, src, bytes, 1, 0);
-      if (src != dst) memcpy(dst, src, bytes);
-    } else if ((st = wait_part(s, c->root, n, bytes, x->digest, &x->w)) == PCCL_OK) {
-      memcpy(dst, part(s, c->root, n, bytes), bytes);
-    }
-    if (st != PCCL_OK) return st;
-    finish(s, n);
-  }
-  return PCCL_OK;
-}
-
-typedef pccl_status_t (*seg_coll_fn)(run_t *x);
-
-static const seg_coll_fn colls[PCCL_COLL_COUNT] = {
-    [PCCL_COLL_ALLREDUCE] = allreduce,
-    [PCCL_COLL_ALLGATHER] = allgather,
-    [PCCL_COLL_REDUCE_SCATTER] = reduce_scatter,
-    [PCCL_COLL_BROADCAST] = broadcast,
-    [PCCL_COLL_REDUCE] = reduce,
-};
-
-int pccl_seg_runs(pccl_coll_t coll) { return (unsigned)coll < PCCL_COLL_COUNT && colls[coll]; }
+int pccl_seg_runs(pccl_coll_t coll) { return (unsigned)coll < PCCL_COLL_COUNT && colls[coll].round; }
 
 /* Everything a peer's call must agree with, in 64 bits. */
 static uint64_t digest_of(const pccl_seg_call_t *c) {
@@ -346,7 +329,7 @@ pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
   }
   run_t x = {s, call, pccl_dtype_size(call->dtype), digest_of(call),
              pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}};
-  return colls[call->coll](&x);
+  return run_rounds(&x, &colls[call->coll]);
 }
 
 /* ---- creation ---------------------------------------------------------- */
@@ -431,6 +414,7 @@ pccl_status_t pccl_seg_create(MPI_Comm comm, int group, size_t bytes, pccl_seg_t
   long page = sysconf(_SC_PAGESIZE);
   size_t pg = (size_t)page;
   s->cap = bytes / 2 / pg * pg;
+  if (s->cap < pg) s->cap = pg; /* at least a page: one element of every block of 256 ranks */
   s->lines = (LINE * (1 + RING + 2) + pg - 1) / pg * pg;
   /* a page-aligned region per rank: each rank's writes stay off its peers' lines */
   s->region = s->lines + (RING * SLOT + pg - 1) / pg * pg + 2 * s->cap;
