@@ -102,6 +102,7 @@ int main(int argc, char **argv) {
   int rounds = 9;
   const char *csv = NULL;
   c.iters = 20000;
+  if (argc % 2 == 0) die("usage: pccl-callcost [-b BYTES] [-n ITERS] [-r ROUNDS] [--csv FILE]");
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "-b")) bytes = strtoull(argv[i + 1], NULL, 10);
     else if (!strcmp(argv[i], "-n")) c.iters = atoi(argv[i + 1]);
