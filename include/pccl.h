@@ -152,6 +152,19 @@ PCCL_API pccl_status_t pccl_mem_free(void *ptr);
  * PCCL_ERR_NO_MEMORY, PCCL_ERR_CONFIG (malformed PCCL_* environment). */
 PCCL_API pccl_status_t pccl_comm_create_world(pccl_comm_t **comm);
 
+/* Creates a communicator over `nranks` ranks of `parent`, listed in
+ * `ranks` (distinct, each in [0, size of parent)); the new communicator's
+ * rank i is parent rank ranks[i]. Collective over the listed ranks only:
+ * the others do not call it, and the parent may be used again once it
+ * returns. Every member must pass the same list; a different order of the
+ * same ranks is PCCL_ERR_MISMATCH (a different set is undefined, as in MPI).
+ * Returns PCCL_OK, PCCL_ERR_INVALID_COMM (parent), PCCL_ERR_INVALID_ARGUMENT
+ * (comm or ranks NULL, nranks out of range, a rank out of range or listed
+ * twice, the caller not listed), PCCL_ERR_MISMATCH, PCCL_ERR_MPI,
+ * PCCL_ERR_NO_MEMORY, PCCL_ERR_CONFIG. */
+PCCL_API pccl_status_t pccl_comm_create_group(pccl_comm_t *parent, int nranks, const int *ranks,
+                                              pccl_comm_t **comm);
+
 /* Frees the communicator and everything it holds. NULL is accepted.
  * Returns PCCL_ERR_INVALID_COMM for a pointer that is not a live communicator. */
 PCCL_API pccl_status_t pccl_comm_destroy(pccl_comm_t *comm);

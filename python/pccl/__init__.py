@@ -18,6 +18,7 @@ message. docs/python.md has the details.
 """
 import atexit
 import ctypes
+import sys
 
 from . import _native as _n
 
@@ -74,6 +75,10 @@ def init(cycle_ms=None, fusion_threshold=None, cache_capacity=None, stall_check_
     the default. Calling it again does nothing."""
     if _State.engine is not None:
         return
+    backend = sys.modules.get("pccl._torch_pg")
+    if backend is not None and backend.backend_active():
+        raise ValueError("pccl.init(): the torch.distributed backend \"pccl\" is running in this "
+                         "process; its thread and the engine's would both call MPI")
     comm = ctypes.c_void_p()
     _check(_n.lib.pccl_comm_create_world(ctypes.byref(comm)))
     _State.comm = comm

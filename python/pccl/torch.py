@@ -18,6 +18,9 @@ Tensors must be CPU tensors (pccl's Python engine takes CPU memory).
 import torch
 
 import pccl
+from pccl import _torch_pg
+
+_torch_pg.register()
 
 __all__ = ["DistributedOptimizer", "broadcast_parameters", "broadcast_optimizer_state",
            "ShardedModel"]

@@ -378,6 +378,81 @@ pccl_status_t pccl_comm_create_world(pccl_comm_t **out) {
   return pccl_comm_create_mpi(MPI_COMM_WORLD, out);
 }
 
+/* MPI_Comm_create_group's tag: one creation at a time per parent, as the
+ * parent is used by one thread at a time. */
+enum { PCCL_GROUP_TAG = 0x70cc };
+
+/* Members named twice, out of range, or a caller missing from its own list
+ * would make MPI_Comm_create_group undefined; refuse them here. */
+static pccl_status_t check_group(const pccl_comm_t *parent, int nranks, const int *ranks,
+                                 const char *where) {
+  if (!ranks) return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where, "ranks is NULL");
+  if (nranks < 1 || nranks > parent->size)
+    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where,
+                       "nranks %d is not in [1, %d]", nranks, parent->size);
+  unsigned char *seen = calloc((size_t)parent->size, 1);
+  if (!seen) return pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory");
+  pccl_status_t st = PCCL_OK;
+  int self = 0;
+  for (int i = 0; i < nranks && st == PCCL_OK; i++) {
+    if (ranks[i] < 0 || ranks[i] >= parent->size)
+      st = pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where,
+                       "ranks[%d] = %d is not a rank of the parent (size %d)", i, ranks[i],
+                       parent->size);
+    else if (seen[ranks[i]]++)
+      st = pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where, "rank %d is listed twice",
+                       ranks[i]);
+    else
+      self |= ranks[i] == parent->rank;
+  }
+  free(seen);
+  if (st == PCCL_OK && !self)
+    st = pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where,
+                     "the calling rank %d is not in ranks", parent->rank);
+  return st;
+}
+
+/* Members that passed different lists may still have formed a communicator
+ * (the same set in another order): compare a digest of the list. */
+static pccl_status_t agree_on_group(MPI_Comm sub, int nranks, const int *ranks,
+                                    const char *where) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < nranks; i++) h = (h ^ (uint64_t)(uint32_t)ranks[i]) * 1099511628211ull;
+  uint64_t lo_hi[2] = {h, ~h}, red[2];
+  int rc = MPI_Allreduce(lo_hi, red, 2, MPI_UINT64_T, MPI_MIN, sub);
+  if (rc != MPI_SUCCESS) return mpi_failed(PCCL_ERR_MPI, where, rc);
+  if (red[0] != h || red[1] != ~h)
+    return pccl__error(NULL, PCCL_ERR_MISMATCH, where,
+                       "the members passed different rank lists (this rank's: %d ranks)",
+                       nranks);
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_comm_create_group(pccl_comm_t *parent, int nranks, const int *ranks,
+                                     pccl_comm_t **out) {
+  const char *where = "pccl_comm_create_group";
+  if (!out) return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where, "comm is NULL");
+  *out = NULL;
+  if (!pccl__comm_live(parent))
+    return pccl__error(NULL, PCCL_ERR_INVALID_COMM, where, "parent is not a live communicator");
+  pccl_status_t st = check_group(parent, nranks, ranks, where);
+  if (st != PCCL_OK) return st;
+  MPI_Group all, part;
+  MPI_Comm sub = MPI_COMM_NULL;
+  int rc = MPI_Comm_group(parent->mpi, &all);
+  if (rc != MPI_SUCCESS) return mpi_failed(PCCL_ERR_MPI, where, rc);
+  rc = MPI_Group_incl(all, nranks, ranks, &part);
+  MPI_Group_free(&all);
+  if (rc != MPI_SUCCESS) return mpi_failed(PCCL_ERR_MPI, where, rc);
+  rc = MPI_Comm_create_group(parent->mpi, part, PCCL_GROUP_TAG, &sub);
+  MPI_Group_free(&part);
+  if (rc != MPI_SUCCESS) return mpi_failed(PCCL_ERR_MPI, where, rc);
+  st = agree_on_group(sub, nranks, ranks, where);
+  if (st == PCCL_OK) st = pccl_comm_create_mpi(sub, out);
+  MPI_Comm_free(&sub);
+  return st;
+}
+
 pccl_status_t pccl_finalize(void) {
   int finalized = 0;
   MPI_Finalized(&finalized);
