@@ -428,6 +428,14 @@ static pccl_status_t agree_on_group(MPI_Comm sub, int nranks, const int *ranks,
   return PCCL_OK;
 }
 
+static int compare_ints(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* The MPI group is built from the sorted list, so that members who list the
+ * same ranks in different orders still form it (MPI leaves differing groups
+ * undefined) and can be told so; the list's order is then applied by a split. */
 pccl_status_t pccl_comm_create_group(pccl_comm_t *parent, int nranks, const int *ranks,
                                      pccl_comm_t **out) {
   const char *where = "pccl_comm_create_group";
@@ -437,19 +445,32 @@ pccl_status_t pccl_comm_create_group(pccl_comm_t *parent, int nranks, const int 
     return pccl__error(NULL, PCCL_ERR_INVALID_COMM, where, "parent is not a live communicator");
   pccl_status_t st = check_group(parent, nranks, ranks, where);
   if (st != PCCL_OK) return st;
+  int *sorted = malloc((size_t)nranks * sizeof(int)), key = 0;
+  if (!sorted) return pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory");
+  memcpy(sorted, ranks, (size_t)nranks * sizeof(int));
+  qsort(sorted, (size_t)nranks, sizeof(int), compare_ints);
+  while (ranks[key] != parent->rank) key++;
   MPI_Group all, part;
-  MPI_Comm sub = MPI_COMM_NULL;
+  MPI_Comm sub = MPI_COMM_NULL, ordered = MPI_COMM_NULL;
   int rc = MPI_Comm_group(parent->mpi, &all);
-  if (rc != MPI_SUCCESS) return mpi_failed(PCCL_ERR_MPI, where, rc);
-  rc = MPI_Group_incl(all, nranks, ranks, &part);
-  MPI_Group_free(&all);
-  if (rc != MPI_SUCCESS) return mpi_failed(PCCL_ERR_MPI, where, rc);
-  rc = MPI_Comm_create_group(parent->mpi, part, PCCL_GROUP_TAG, &sub);
-  MPI_Group_free(&part);
+  if (rc == MPI_SUCCESS) {
+    rc = MPI_Group_incl(all, nranks, sorted, &part);
+    MPI_Group_free(&all);
+  }
+  free(sorted);
+  if (rc == MPI_SUCCESS) {
+    rc = MPI_Comm_create_group(parent->mpi, part, PCCL_GROUP_TAG, &sub);
+    MPI_Group_free(&part);
+  }
   if (rc != MPI_SUCCESS) return mpi_failed(PCCL_ERR_MPI, where, rc);
   st = agree_on_group(sub, nranks, ranks, where);
-  if (st == PCCL_OK) st = pccl_comm_create_mpi(sub, out);
+  if (st == PCCL_OK && (rc = MPI_Comm_split(sub, 0, key, &ordered)) != MPI_SUCCESS)
+    st = mpi_failed(PCCL_ERR_MPI, where, rc);
   MPI_Comm_free(&sub);
+  if (st == PCCL_OK) {
+    st = pccl_comm_create_mpi(ordered, out);
+    MPI_Comm_free(&ordered);
+  }
   return st;
 }
 

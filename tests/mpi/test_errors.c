@@ -403,6 +403,62 @@ static void seg_mismatch(void) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* pccl_comm_create_group: bad lists refused on the calling rank alone;
+ * a sub-communicator of every other rank counted down from the top (an
+ * order that is not the parent's) computes the right sum; members listing the
+ * same ranks in different orders get PCCL_ERR_MISMATCH. */
+static void group_creation(pccl_comm_t *world) {
+  pccl_comm_t *sub = (pccl_comm_t *)&sub;
+  int me[1] = {g_rank}, other[1] = {(g_rank + 1) % g_size};
+  int twice[2] = {g_rank, g_rank}, outside[1] = {g_size};
+  expect(pccl_comm_create_group(world, 1, NULL, &sub) == PCCL_ERR_INVALID_ARGUMENT && !sub,
+         "create_group: NULL ranks");
+  expect(pccl_comm_create_group(world, 1, me, NULL) == PCCL_ERR_INVALID_ARGUMENT,
+         "create_group: NULL out");
+  expect(pccl_comm_create_group(world, 0, me, &sub) == PCCL_ERR_INVALID_ARGUMENT,
+         "create_group: no ranks");
+  expect(pccl_comm_create_group(world, g_size + 1, me, &sub) == PCCL_ERR_INVALID_ARGUMENT,
+         "create_group: more ranks than the parent");
+  expect(pccl_comm_create_group(world, 1, outside, &sub) == PCCL_ERR_INVALID_ARGUMENT &&
+             strstr(pccl_last_error(NULL), "not a rank of the parent"),
+         "create_group: rank out of range");
+  if (g_size >= 2) {
+    expect(pccl_comm_create_group(world, 2, twice, &sub) == PCCL_ERR_INVALID_ARGUMENT &&
+               strstr(pccl_last_error(NULL), "listed twice"),
+           "create_group: rank listed twice");
+    expect(pccl_comm_create_group(world, 1, other, &sub) == PCCL_ERR_INVALID_ARGUMENT &&
+               strstr(pccl_last_error(NULL), "not in ranks"),
+           "create_group: caller not listed");
+  }
+  expect(pccl_comm_create_group(NULL, 1, me, &sub) == PCCL_ERR_INVALID_COMM,
+         "create_group: NULL parent");
+
+  int ranks[64], n = 0;
+  for (int r = g_size - 1; r >= 0; r -= 2) ranks[n++] = r;
+  if ((g_size - 1 - g_rank) % 2 == 0) {
+    pccl_status_t st = pccl_comm_create_group(world, n, ranks, &sub);
+    expect(st == PCCL_OK, "create_group over every other rank from the top");
+    if (st == PCCL_OK) {
+      int rank = -1, size = -1;
+      pccl_comm_rank(sub, &rank);
+      pccl_comm_size(sub, &size);
+      expect(size == n && rank >= 0 && ranks[rank] == g_rank, "create_group: rank i is ranks[i]");
+      int64_t v = g_rank + 1, sum = 0, want = 0;
+      for (int i = 0; i < n; i++) want += ranks[i] + 1;
+      expect(pccl_allreduce(&v, &sum, 1, PCCL_INT64, PCCL_SUM, sub) == PCCL_OK && sum == want,
+             "create_group: all-reduce over the group");
+      pccl_comm_destroy(sub);
+    }
+  }
+  if (g_size >= 2) { /* ranks {0, 1}: rank 1 lists them the other way round */
+    int order[2] = {g_rank == 1, g_rank != 1};
+    if (g_rank < 2)
+      expect(pccl_comm_create_group(world, 2, order, &sub) == PCCL_ERR_MISMATCH && !sub &&
+                 strstr(pccl_last_error(NULL), "different rank lists"),
+             "create_group: the same ranks in different orders");
+  }
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -419,6 +475,7 @@ int main(int argc, char **argv) {
     argument_errors(comm);
     getter_errors(comm);
     algo_errors(comm);
+    group_creation(comm);
     still_works(comm);
     pccl_comm_destroy(comm);
   }

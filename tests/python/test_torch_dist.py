@@ -283,6 +283,8 @@ def test_errors():
                      "send", "no point-to-point")
     expect_error(ValueError, lambda: dist.all_gather([torch.zeros(2)] * (SIZE + 1), torch.zeros(2)),
                  "all_gather list length", "list of")
+    import pccl
+    expect_error(ValueError, pccl.init, "the engine beside the backend", "torch.distributed backend")
 
 
 def test_wrong_world():
