@@ -199,6 +199,32 @@ def test_work_and_future():
     check(bool((chained.wait() == 2 * sum(range(SIZE))).all()), "a chained future")
 
 
+def test_ddp_hooks():
+    """DDP's gradients, with no hook and with the Python hooks that chain on
+    the Work's future, equal the mean of every rank's own gradient."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def grads(x, hook=None):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2)).double()
+        if hook is not None:
+            model = DDP(model)
+            if hook != "none":
+                model.register_comm_hook(state=None, hook=hook)
+        model(x).pow(2).sum().backward()
+        return torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+
+    inputs = [torch.arange(12, dtype=torch.float64).reshape(2, 6) / (r + 2) for r in range(SIZE)]
+    want = sum(grads(x) for x in inputs) / SIZE
+    for hook in ("none", default_hooks.allreduce_hook, default_hooks.fp16_compress_hook):
+        got = grads(inputs[RANK], hook)
+        tol = 1e-12 if hook != default_hooks.fp16_compress_hook else 2e-3 * float(want.abs().max())
+        name = getattr(hook, "__name__", hook)
+        check(float((got - want).abs().max()) <= tol, "DDP %s: max diff %g" % (
+            name, float((got - want).abs().max())))
+
+
 def test_barrier(store):
     key = "before-barrier-%d" % SIZE
     if RANK == 0:
@@ -313,6 +339,7 @@ def main():
         test_movement(n)
     test_reductions(40000)  # past the node segment's sizes
     test_work_and_future()
+    test_ddp_hooks()
     test_barrier(dist.distributed_c10d._get_default_store())
     test_groups()
     test_errors()
