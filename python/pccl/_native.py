@@ -1,8 +1,8 @@
 """ctypes declarations of libpccl's C API (include/pccl.h) for the engine.
 
 The library is found through PCCL_LIBRARY (a path), else in the build tree
-beside this package (build/lib/libpccl.so), else where the dynamic linker
-looks (an installed libpccl.so). It is loaded RTLD_GLOBAL so that the MPI
+beside this package (build/lib/libpccl.so), else at the path make install
+wrote into _installed.py, else where the dynamic linker looks. It is loaded RTLD_GLOBAL so that the MPI
 library it pulls in can load its own plugins.
 """
 import ctypes
@@ -79,6 +79,15 @@ def _find_library():
     in_tree = os.path.join(here, "..", "..", "build", "lib", "libpccl.so")
     if os.path.exists(in_tree):
         return os.path.normpath(in_tree)
+    try:
+        from ._installed import LIBRARY  # written by make install
+    except ImportError:
+        LIBRARY = None
+    if LIBRARY is not None:
+        if not os.path.exists(LIBRARY):
+            raise OSError("%s: no such file (named by the installed package's _installed.py; "
+                          "reinstall pccl or set PCCL_LIBRARY)" % LIBRARY)
+        return LIBRARY
     found = ctypes.util.find_library("pccl")
     if found:
         return found
