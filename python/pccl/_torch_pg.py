@@ -212,6 +212,14 @@ def _same_shape(ts, like, what):
                 what, i, t.dtype, t.numel(), like.dtype, like.numel()))
 
 
+def _split_into(flat, outs):
+    """Copies consecutive blocks of flat into the tensors of outs."""
+    at = 0
+    for o in outs:
+        o.view(-1).copy_(flat[at:at + o.numel()])
+        at += o.numel()
+
+
 def _ptr(t):
     return ctypes.c_void_p(t.data_ptr()) if t.numel() else None
 
@@ -386,36 +394,24 @@ class ProcessGroupPCCL(ProcessGroup):
         def run():
             flat = torch.empty(self._size * inp.numel(), dtype=inp.dtype)
             self._call("pccl_allgather", _ptr(inp), _ptr(flat), _nbytes(inp), _n.UINT8)
-            for i, o in enumerate(outs):
-                o.view(-1).copy_(flat[i * inp.numel():(i + 1) * inp.numel()])
+            _split_into(flat, outs)
         return self._queue(output_tensors, input_tensors, run)
 
     def gather(self, output_tensors, input_tensors, opts=None):
         inp = _one(input_tensors, "input_tensors")
         root = self._root(opts)
-        outs = None
-        if self._rank == root:
-            outs = self._list_of(output_tensors, "output_tensors")
-            _same_shape(outs, inp, "gather_list")
-        elif output_tensors and any(len(o) for o in output_tensors):
-            raise ValueError("pccl: gather_list is only given on the root (rank %d)" % root)
+        outs = self._root_list(output_tensors, inp, root, "gather_list")
 
         def run():
             flat = torch.empty(self._size * inp.numel() if outs else 0, dtype=inp.dtype)
             self._call("pccl_gather", _ptr(inp), _ptr(flat), _nbytes(inp), _n.UINT8, root)
-            for i, o in enumerate(outs or []):
-                o.view(-1).copy_(flat[i * inp.numel():(i + 1) * inp.numel()])
+            _split_into(flat, outs or [])
         return self._queue(output_tensors, input_tensors, run)
 
     def scatter(self, output_tensors, input_tensors, opts=None):
         out = _one(output_tensors, "output_tensors")
         root = self._root(opts)
-        ins = None
-        if self._rank == root:
-            ins = self._list_of(input_tensors, "input_tensors")
-            _same_shape(ins, out, "scatter_list")
-        elif input_tensors and any(len(i) for i in input_tensors):
-            raise ValueError("pccl: scatter_list is only given on the root (rank %d)" % root)
+        ins = self._root_list(input_tensors, out, root, "scatter_list")
 
         def run():
             flat = torch.cat([t.reshape(-1) for t in ins]) if ins else None
@@ -452,8 +448,7 @@ class ProcessGroupPCCL(ProcessGroup):
             flat = torch.cat([t.reshape(-1) for t in input_tensors])
             got = torch.empty_like(flat)
             self._call("pccl_alltoall", _ptr(flat), _ptr(got), _nbytes(like), _n.UINT8)
-            for i, o in enumerate(output_tensors):
-                o.view(-1).copy_(got[i * like.numel():(i + 1) * like.numel()])
+            _split_into(got, output_tensors)
         return self._queue(output_tensors, input_tensors, run)
 
     def barrier(self, opts=None):
@@ -481,6 +476,16 @@ class ProcessGroupPCCL(ProcessGroup):
         if _opt(opts, "rootTensor", 0) != 0:
             raise ValueError("pccl: rootTensor must be 0 (one tensor per process)")
         return root
+
+    def _root_list(self, lists, like, root, what):
+        """gather's and scatter's list: given on the root only (else None)."""
+        if self._rank == root:
+            tensors = self._list_of(lists, what)
+            _same_shape(tensors, like, what)
+            return tensors
+        if lists and any(len(x) for x in lists):
+            raise ValueError("pccl: %s is only given on the root (rank %d)" % (what, root))
+        return None
 
     def _list_of(self, lists, what):
         if not isinstance(lists, (list, tuple)) or len(lists) != 1 or len(lists[0]) != self._size:
