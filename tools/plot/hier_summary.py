@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""hier_summary.py - the table behind the README's emulated-cluster results,
+"""hier_summary.py - the table behind docs/results/README.md's emulated-cluster results,
 from the CSV files of tools/bench/hier_sweep.sh.
 
 For each collective, node count and size it prints the default selection
