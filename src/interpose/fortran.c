@@ -3,8 +3,9 @@
  * without these a Fortran program would never reach pccl. Each name is
  * defined in the four usual manglings; handles come through MPI_*_f2c and
  * Fortran's MPI_IN_PLACE / MPI_BOTTOM (addresses of common blocks, whose
- * symbols the MPI library exports) become C's. The mpi_f08 module calls
- * other entry points and is not intercepted (docs/mpi-dropin.md). */
+ * symbols the MPI library exports) become C's. With MPICH, whose Fortran
+ * wrappers reach the C entry points, they pass through (F_ONE). The mpi_f08
+ * module calls other entry points and is not intercepted (docs/mpi-dropin.md). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -95,12 +96,36 @@ static void gather_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn,
   *ierr = MPI_Gather(f_buf(s), *sn, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), *root, F_COMM(comm));
 }
 
-/* The four manglings of one Fortran name, all calling `impl`. */
-#define F_ENTRY(UPPER, lower, impl, PARAMS, ARGS)         \
-  PCCL_IP_API void UPPER PARAMS { impl ARGS; }            \
-  PCCL_IP_API void lower PARAMS { impl ARGS; }            \
-  PCCL_IP_API void lower##_ PARAMS { impl ARGS; }         \
-  PCCL_IP_API void lower##__ PARAMS { impl ARGS; }
+/* MPICH's Fortran wrappers call the C MPI_ functions, which the drop-in
+ * takes already, and it exports none of Open MPI's sentinels: there, each
+ * Fortran name goes on to the MPI's own definition (the next in link order),
+ * which converts its arguments itself. */
+static int fortran_reaches_c(void) {
+  pthread_once(&sentinels_once, find_sentinels);
+  for (int i = 0; i < 4; i++)
+    if (in_place[i]) return 0;
+  return 1;
+}
+
+/* One mangling of a Fortran name: `impl`, or the MPI's own where it ends in C. */
+#define F_ONE(name, impl, PARAMS, ARGS)                                \
+  PCCL_IP_API void name PARAMS {                                       \
+    static void(*next) PARAMS;                                         \
+    if (fortran_reaches_c()) {                                         \
+      if (!next) *(void **)(&next) = dlsym(RTLD_NEXT, #name);          \
+      if (next) {                                                      \
+        next ARGS;                                                     \
+        return;                                                        \
+      }                                                                \
+    }                                                                  \
+    impl ARGS;                                                         \
+  }
+/* The four manglings of one Fortran name. */
+#define F_ENTRY(UPPER, lower, impl, PARAMS, ARGS) \
+  F_ONE(UPPER, impl, PARAMS, ARGS)                \
+  F_ONE(lower, impl, PARAMS, ARGS)                \
+  F_ONE(lower##_, impl, PARAMS, ARGS)             \
+  F_ONE(lower##__, impl, PARAMS, ARGS)
 
 #define P_REDUCE (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *c, MPI_Fint *e)
 #define A_REDUCE (s, r, n, t, op, c, e)

@@ -76,24 +76,35 @@ static int error_class(pccl_status_t st) {
   }
 }
 
+/* Whether MPI_Error_string(code) now gives `text`. MPICH 4.0 makes codes
+ * for predefined classes whose string it cannot give back. */
+static int string_sticks(int code, const char *text) {
+  char got[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  return PMPI_Error_string(code, got, &len) == MPI_SUCCESS && strcmp(got, text) == 0;
+}
+
 /* An error code of class `cls` whose string is `msg`: one code per class,
  * made once, its string replaced on each error (as MPI allows), so that
- * MPI_Error_class gives the usual class and MPI_Error_string pccl's words. */
+ * MPI_Error_class gives the usual class and MPI_Error_string pccl's words.
+ * Where this MPI cannot attach a string to such a code, the class itself is
+ * the code and the message goes to stderr instead. */
 static int error_code(int cls, const char *msg) {
   static struct { int cls, code; } codes[16];
   static int ncodes;
   int code = cls;
+  char text[MPI_MAX_ERROR_STRING];
+  snprintf(text, sizeof text, "pccl: %s", msg);
   pthread_mutex_lock(&lock);
   int i = 0;
   while (i < ncodes && codes[i].cls != cls) i++;
   if (i == ncodes && ncodes < 16 && PMPI_Add_error_code(cls, &codes[i].code) == MPI_SUCCESS)
     codes[ncodes++].cls = cls;
-  if (i < ncodes) {
-    char text[MPI_MAX_ERROR_STRING];
-    snprintf(text, sizeof text, "pccl: %s", msg);
-    if (PMPI_Add_error_string(codes[i].code, text) == MPI_SUCCESS) code = codes[i].code;
-  }
+  if (i < ncodes && PMPI_Add_error_string(codes[i].code, text) == MPI_SUCCESS &&
+      string_sticks(codes[i].code, text))
+    code = codes[i].code;
   pthread_mutex_unlock(&lock);
+  if (code == cls) fprintf(stderr, "%s\n", text);
   return code;
 }
 

@@ -140,9 +140,48 @@ static void absorb(const void *buf, size_t bytes) {
   for (size_t i = 0; i < bytes; i++) digest = (digest ^ p[i]) * 1099511628211ull;
 }
 
-/* A (datatype, op) pair the MPI library itself computes wrongly. */
-static int mpi_defect(int t, int op) {
-  return (t == T_MPI_UNSIGNED_LONG || t == T_MPI_OFFSET) && (op == OP_MIN || op == OP_MAX);
+/* (datatype, op) pairs the MPI library itself computes wrongly. Which
+ * they are differs between MPIs (Open MPI 4.1.4 here: unsigned long min and
+ * max; MPICH 4.0.2: min and max of every unsigned type, compared as signed),
+ * so they are found at start: MPI's own all-reduce (PMPI_, which the
+ * drop-in leaves alone, so every run finds the same pairs) of this test's
+ * values at a few sizes, against the reference. */
+static unsigned char defective[NTYPES][NOPS];
+static void reference(int t, int op, void *out, size_t first, size_t n, int salt);
+static void fill(int t, void *buf, size_t n, int r, int op, int salt);
+
+static void find_defects(void) {
+  static const size_t sizes[] = {1, 7, 100};
+  char send[100 * 8], recv[100 * 8], want[100 * 8];
+  for (int t = 0; t < NTYPES; t++)
+    for (int op = 0; op < NOPS; op++) {
+      int bad = 0;
+      for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        fill(t, send, n, rank, op, 0);
+        PMPI_Allreduce(send, recv, (int)n, mpi_type(t), mpi_op(op), MPI_COMM_WORLD);
+        reference(t, op, want, 0, n, 0);
+        bad |= memcmp(recv, want, n * type_size(t)) != 0;
+      }
+      PMPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      defective[t][op] = (unsigned char)bad;
+    }
+}
+
+static int mpi_defect(int t, int op) { return defective[t][op]; }
+
+/* MPICH 4.0 (4.0.2 here) crashes in its own in-place MPI_Reduce at a root
+ * other than 0 above 2 KB, so with it that case is not run (in any run, so
+ * the digests still compare); every other MPI runs it. */
+static int reduce_in_place_crashes(size_t bytes, int root) {
+  static int mpich40 = -1;
+  if (mpich40 < 0) {
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(v, &len);
+    mpich40 = strncmp(v, "MPICH Version:\t4.0", 18) == 0;
+  }
+  return mpich40 && root != 0 && bytes > 2048;
 }
 static int defect_now; /* the check being made is of such a pair */
 
@@ -189,10 +228,12 @@ static void test_reductions(size_t n, int t, int op, int inplace, int salt) {
   snprintf(what, sizeof what, "reduce root %d %s %s n=%zu%s", root, type_name(t), op_names[op], n,
            inplace ? " in place" : "");
   int ip = inplace && rank == root;
-  fill(t, ip ? recv : send, n, rank, op, salt);
-  check_rc(what, MPI_Reduce(ip ? MPI_IN_PLACE : send, recv, (int)n, dt, mpi_op(op), root,
-                            MPI_COMM_WORLD));
-  if (rank == root) check(what, recv, want, n * sz);
+  if (!(inplace && reduce_in_place_crashes(n * sz, root))) {
+    fill(t, ip ? recv : send, n, rank, op, salt);
+    check_rc(what, MPI_Reduce(ip ? MPI_IN_PLACE : send, recv, (int)n, dt, mpi_op(op), root,
+                              MPI_COMM_WORLD));
+    if (rank == root) check(what, recv, want, n * sz);
+  }
 
   snprintf(what, sizeof what, "reduce_scatter_block %s %s n=%zu%s", type_name(t), op_names[op], n,
            inplace ? " in place" : "");
@@ -202,9 +243,15 @@ static void test_reductions(size_t n, int t, int op, int inplace, int salt) {
                                           mpi_op(op), MPI_COMM_WORLD));
   reference(t, op, want, (size_t)rank * n, n, salt);
   check(what, recv, want, n * sz);
-  /* In place, Open MPI and MPICH leave recvbuf past the result as it was. */
+  /* In place, Open MPI leaves recvbuf past the result as it was, and MPICH
+   * too up to a size (4.0.2 changes it at 70001 doubles on 2 ranks); MPI
+   * does not promise it, so MPI's own run only counts a change as its
+   * defect, while the drop-in (--strict) must keep it. */
   strcat(what, ": rest of recvbuf");
+  int was_defect = defect_now;
+  defect_now = 1;
   if (inplace) check(what, recv + n * sz, input + n * sz, (P - 1) * n * sz);
+  defect_now = was_defect;
 
   snprintf(what, sizeof what, "reduce_scatter %s %s n=%zu%s", type_name(t), op_names[op], n,
            inplace ? " in place" : "");
@@ -455,6 +502,11 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
+  find_defects();
+  if (rank == 0)
+    for (int t = 0; t < NTYPES; t++)
+      for (int op = 0; op < NOPS; op++)
+        if (defective[t][op]) printf("MPI's own %s %s is wrong: not in the digest\n", type_name(t), op_names[op]);
   const size_t sizes[] = {0, 1, 7, 1000, 70001};
   const int nsizes = quick ? 4 : 5;
   int salt = 0;
