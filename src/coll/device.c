@@ -67,6 +67,8 @@ static pccl_status_t fail(pccl_status_t st, const char *what) {
   return st;
 }
 
+static void device_free(pccl_comm_t *comm);
+
 static pccl_status_t state_of(pccl_comm_t *comm, struct pccl_comm_device **out) {
   if (comm->device) return *out = comm->device, PCCL_OK;
   struct pccl_comm_device *d = calloc(1, sizeof(*d));
@@ -77,6 +79,7 @@ static pccl_status_t state_of(pccl_comm_t *comm, struct pccl_comm_device **out) 
   d->stage.inner_ctx = &comm->route;
   d->stage.hooks = (pccl_stage_hooks_t){copy_sync, copy_sync, host_alloc, host_free, d};
   comm->device = d;
+  comm->device_free = device_free;
   *out = d;
   return PCCL_OK;
 }
@@ -139,7 +142,7 @@ pccl_status_t pccl__device_prepare(pccl_comm_t *comm, const pccl_sched_t *s, siz
   return PCCL_OK;
 }
 
-void pccl__device_free(pccl_comm_t *comm) {
+static void device_free(pccl_comm_t *comm) {
   struct pccl_comm_device *d = comm->device;
   if (!d) return;
   pccl_stage_free(&d->stage);
@@ -169,6 +172,5 @@ pccl_status_t pccl__device_prepare(pccl_comm_t *comm, const pccl_sched_t *s, siz
   return PCCL_ERR_UNSUPPORTED;
 }
 
-void pccl__device_free(pccl_comm_t *comm) { (void)comm; }
 
 #endif

@@ -23,7 +23,7 @@ pccl_status_t pccl__device_prepare(pccl_comm_t *comm, const pccl_sched_t *s, siz
                                    void **tp_ctx);
 const char *pccl__device_error(void);
 
-/* What comm holds for device calls; NULL-safe. */
-void pccl__device_free(pccl_comm_t *comm);
+/* What comm holds for device calls is freed through comm->device_free,
+ * which the first device call sets. */
 
 #endif /* PCCL_COLL_DEVICE_H */

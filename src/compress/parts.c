@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "config.h"
+#include "parse.h"
 #include "errmsg.h"
 
 pccl_status_t pccl__codec_threads(const char *where, int *threads) {

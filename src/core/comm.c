@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "comm.h"
-#include "device.h"
 #include "config.h"
 #include "pccl_mpi.h"
 #include "shared_mem.h"
@@ -508,7 +507,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   pccl_seg_destroy(comm->seg, comm->broken == PCCL_OK && !comm->abort_flag);
   pccl_exec_ws_free(&comm->exec_ws);
   pccl__comm_free_tmp(comm);
-  pccl__device_free(comm);
+  if (comm->device_free) comm->device_free(comm);
   pccl_topo_free(&comm->topo);
   pccl_tune_free(&comm->tune);
   int finalized = 0;

@@ -40,6 +40,9 @@ struct pccl_comm {
   char transport[160]; /* what serves the node's peers, and why (pccl_comm_transport) */
   pccl_exec_ws_t exec_ws;
   struct pccl_comm_device *device; /* device calls' resources (coll/device.c); NULL before one */
+  /* Frees `device`; set by whoever creates it, so that destroying a
+   * communicator needs nothing from the layers above this one. */
+  void (*device_free)(struct pccl_comm *comm);
   double timeout;         /* PCCL_TIMEOUT or pccl_comm_set_timeout; 0: none */
   int check;              /* PCCL_CHECK: agree on the arguments before each collective */
   _Atomic int abort_flag; /* pccl_comm_abort */

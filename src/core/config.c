@@ -1,18 +1,10 @@
-/* config.c - environment variable parsing; see config.h. */
+/* config.c - PCCL_ALGO's parser; see config.h. */
 #include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int pccl__coll_from_name(const char *name) {
-  for (int c = 0; c < PCCL_COLL_COUNT; c++)
-    if (strcmp(name, pccl_coll_name((pccl_coll_t)c)) == 0) return c;
-  if (strcmp(name, "reduce_scatter") == 0) return PCCL_COLL_REDUCE_SCATTER;
-  if (strcmp(name, "bcast") == 0) return PCCL_COLL_BROADCAST;
-  return -1;
-}
 
 /* One "coll:algo[:k]" entry of PCCL_ALGO, in place (the entry is modified). */
 static pccl_status_t parse_entry(char *entry, pccl_choice_t forced[PCCL_COLL_COUNT],

@@ -10,7 +10,7 @@
 
 #include "coll.h"
 #include "comm.h"
-#include "config.h"
+#include "parse.h"
 #include "engine.h"
 #include "pccl_mpi.h"
 

@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "comm.h"
+#include "errmsg.h"
 
 typedef struct {
   char *base;
@@ -97,15 +97,15 @@ int pccl__shmem_find(const void *p, size_t bytes, pccl_shmem_ref_t *ref) {
 }
 
 pccl_status_t pccl_mem_alloc(void **ptr, size_t bytes) {
-  if (!ptr) return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_mem_alloc", "ptr is NULL");
+  if (!ptr) return pccl__thread_error_set(PCCL_ERR_INVALID_ARGUMENT, "pccl_mem_alloc", "ptr is NULL");
   *ptr = NULL;
   if (bytes == 0)
-    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_mem_alloc", "size is 0");
+    return pccl__thread_error_set(PCCL_ERR_INVALID_ARGUMENT, "pccl_mem_alloc", "size is 0");
   pccl_status_t st = pccl__shmem_alloc(bytes, ptr);
   if (st == PCCL_ERR_INVALID_ARGUMENT)
-    return pccl__error(NULL, st, "pccl_mem_alloc", "size %zu is too large", bytes);
+    return pccl__thread_error_set(st, "pccl_mem_alloc", "size %zu is too large", bytes);
   if (st != PCCL_OK)
-    return pccl__error(NULL, st, "pccl_mem_alloc", "cannot allocate %zu bytes of shared memory",
+    return pccl__thread_error_set(st, "pccl_mem_alloc", "cannot allocate %zu bytes of shared memory",
                        bytes);
   return PCCL_OK;
 }
@@ -113,7 +113,7 @@ pccl_status_t pccl_mem_alloc(void **ptr, size_t bytes) {
 pccl_status_t pccl_mem_free(void *ptr) {
   if (!ptr) return PCCL_OK;
   if (pccl__shmem_free(ptr) != PCCL_OK)
-    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_mem_free",
+    return pccl__thread_error_set(PCCL_ERR_INVALID_ARGUMENT, "pccl_mem_free",
                        "%p was not returned by pccl_mem_alloc (or was freed already)", ptr);
   return PCCL_OK;
 }

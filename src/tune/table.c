@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "parse.h"
 
 #define LINE_MAX_LEN 256
 

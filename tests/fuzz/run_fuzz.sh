@@ -40,7 +40,7 @@ fi
 
 # The codec and what it needs, without ZFP (libzfp is not instrumented),
 # compiled once and linked into the seed maker and both targets.
-inc="-I$src/include -I$build/include -I$src/src/compress -I$src/src/core -I$src/src/kernels"
+inc="-I$src/include -I$build/include -I$src/src/compress -I$src/src/base -I$src/src/core -I$src/src/kernels"
 inc="$inc -I$src/src/algo -I$src/src/sched" # config.h's declarations
 flags="-O1 -g -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -fno-sanitize-recover=all $inc"
 san="-fsanitize=fuzzer-no-link,address,undefined"
@@ -48,7 +48,7 @@ set -e
 mkdir -p "$out/obj"
 objs=
 for f in src/compress/codec.c src/compress/szi.c src/compress/szp.c src/compress/zfp.c src/compress/parts.c \
-         src/core/errmsg.c src/core/parse.c src/core/names.c tools/common/datagen.c; do
+         src/base/errmsg.c src/base/parse.c src/base/names.c tools/common/datagen.c; do
   o="$out/obj/$(basename "$f" .c).o"
   # shellcheck disable=SC2086
   "$cc" $flags $san -c "$src/$f" -o "$o"

@@ -1,11 +1,13 @@
-/* parse.c - the strict number parsers behind every numeric environment
- * variable (declared in config.h). On its own so the codec, which reads
- * PCCL_CODEC_THREADS, needs nothing else of the configuration code. */
+/* parse.c - the strict parsers behind every numeric environment variable
+ * and the collective names of PCCL_ALGO and tuning tables (parse.h). In the
+ * base layer, so the codec, the tuner and the shared allocator need nothing
+ * of the communicator. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "config.h"
+#include "parse.h"
 
 pccl_status_t pccl__parse_int(const char *name, const char *text, long min, long max, long *out,
                               char *err, size_t errlen) {
@@ -53,4 +55,12 @@ pccl_status_t pccl__parse_bytes(const char *name, const char *text, long long ma
   }
   *out = v << shift;
   return PCCL_OK;
+}
+
+int pccl__coll_from_name(const char *name) {
+  for (int c = 0; c < PCCL_COLL_COUNT; c++)
+    if (strcmp(name, pccl_coll_name((pccl_coll_t)c)) == 0) return c;
+  if (strcmp(name, "reduce_scatter") == 0) return PCCL_COLL_REDUCE_SCATTER;
+  if (strcmp(name, "bcast") == 0) return PCCL_COLL_BROADCAST;
+  return -1;
 }
