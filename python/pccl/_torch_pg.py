@@ -343,13 +343,7 @@ class ProcessGroupPCCL(ProcessGroup):
             "pccl_reduce", _ptr(t), recv, t.numel(), dtype, op, root))
 
     def _reduce_scatter_base(self, output, input, opts=None):
-        _tensor(output, "output")
-        _tensor(input, "input")
-        if input.dtype != output.dtype or input.numel() != output.numel() * self._size:
-            raise ValueError("pccl: reduce_scatter_tensor needs an input of %d x the output's "
-                             "%d elements, same dtype (got %d, %s vs %s)" % (
-                                 self._size, output.numel(), input.numel(), input.dtype,
-                                 output.dtype))
+        self._whole_and_part(input, output, "reduce_scatter_tensor", "input", "output")
         dtype, op = _reducible(input, "input"), _op(_opt(opts, "reduceOp", dist.ReduceOp.SUM))
         return self._queue(output, input, lambda: self._call(
             "pccl_reduce_scatter", _ptr(input), _ptr(output), output.numel(), dtype, op))
@@ -376,13 +370,7 @@ class ProcessGroupPCCL(ProcessGroup):
             "pccl_broadcast", _ptr(t), _ptr(t), _nbytes(t), _n.UINT8, root))
 
     def _allgather_base(self, output, input, opts=None):
-        _tensor(output, "output")
-        _tensor(input, "input")
-        if input.dtype != output.dtype or output.numel() != input.numel() * self._size:
-            raise ValueError("pccl: all_gather_into_tensor needs an output of %d x the input's "
-                             "%d elements, same dtype (got %d, %s vs %s)" % (
-                                 self._size, input.numel(), output.numel(), output.dtype,
-                                 input.dtype))
+        self._whole_and_part(output, input, "all_gather_into_tensor", "output", "input")
         return self._queue(output, input, lambda: self._call(
             "pccl_allgather", _ptr(input), _ptr(output), _nbytes(input), _n.UINT8))
 
@@ -476,6 +464,16 @@ class ProcessGroupPCCL(ProcessGroup):
         if _opt(opts, "rootTensor", 0) != 0:
             raise ValueError("pccl: rootTensor must be 0 (one tensor per process)")
         return root
+
+    def _whole_and_part(self, whole, part, call, whole_name, part_name):
+        """A *_tensor call's pair: `whole` holds size x `part`'s elements."""
+        _tensor(whole, whole_name)
+        _tensor(part, part_name)
+        if whole.dtype != part.dtype or whole.numel() != part.numel() * self._size:
+            raise ValueError("pccl: %s needs an %s of %d x the %s's %d elements, same dtype "
+                             "(got %d, %s vs %s)" % (call, whole_name, self._size, part_name,
+                                                     part.numel(), whole.numel(), whole.dtype,
+                                                     part.dtype))
 
     def _root_list(self, lists, like, root, what):
         """gather's and scatter's list: given on the root only (else None)."""
