@@ -94,6 +94,9 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     pccl_gen_allreduce_kring)                                                                     \
   X(BROADCAST_BINOMIAL, BROADCAST, "binomial", 0, 0, "binomial tree", pccl_gen_bcast_binomial)    \
   X(REDUCE_BINOMIAL, REDUCE, "binomial", 0, 0, "binomial tree", pccl_gen_reduce_binomial)         \
+  X(REDUCE_RSGATHER, REDUCE, "rsgather", 0, 0,                                                    \
+    "ring reduce-scatter, then binomial gather of the parts at the root (Rabenseifner's reduce "   \
+    "with a ring): every rank reduces 1/p of the vector", pccl_gen_reduce_rsgather)               \
   X(SCATTER_BINOMIAL, SCATTER, "binomial", 0, 0, "binomial tree", pccl_gen_scatter_binomial)      \
   X(GATHER_BINOMIAL, GATHER, "binomial", 0, 0, "binomial tree", pccl_gen_gather_binomial)         \
   X(ALLTOALL_PAIRWISE, ALLTOALL, "pairwise", 0, 0, "pairwise exchange; p-1 steps",                \
@@ -307,6 +310,9 @@ void pccl_binomial_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *b
                            pccl_place_t in, pccl_region_t out);
 void pccl_binomial_gather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
                           const pccl_place_t *in, pccl_place_t out);
+/* The communicator rotated so that the root is member 0 (binomial.c);
+ * 0 when out of memory. */
+int pccl_group_rooted(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_group_t *g);
 
 /* The fold that runs radix-k algorithms on any p (recmul.c): P = k^rounds
  * virtual ranks, each leading a group of consecutive ranks (the first rem

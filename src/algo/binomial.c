@@ -118,7 +118,7 @@ void pccl_binomial_gather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *bo
 
 /* ---- the collectives: the communicator rotated so that root is member 0 */
 
-static int rotated(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_group_t *g) {
+int pccl_group_rooted(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_group_t *g) {
   int *ranks = pccl_sb_scratch(sb, (size_t)a->nranks * sizeof(int));
   if (!ranks) return 0;
   for (int i = 0; i < a->nranks; i++) ranks[i] = (i + a->root) % a->nranks;
@@ -142,7 +142,7 @@ static void rotate(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_place_t ranked
 
 pccl_status_t pccl_gen_bcast_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g;
-  if (!rotated(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
+  if (!pccl_group_rooted(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
   pccl_region_t src = pccl_rg(PCCL_BUF_SEND, 0, a->count);
   pccl_binomial_bcast(sb, &g, g.me == 0 ? &src : NULL, pccl_rg(PCCL_BUF_RECV, 0, a->count));
   return PCCL_OK;
@@ -150,7 +150,7 @@ pccl_status_t pccl_gen_bcast_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a) 
 
 pccl_status_t pccl_gen_reduce_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g;
-  if (!rotated(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
+  if (!pccl_group_rooted(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
   pccl_binomial_reduce(sb, &g, pccl_rg(PCCL_BUF_SEND, 0, a->count),
                        pccl_rg(PCCL_BUF_RECV, 0, a->count));
   return PCCL_OK;
@@ -159,7 +159,7 @@ pccl_status_t pccl_gen_reduce_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a)
 pccl_status_t pccl_gen_scatter_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g;
   size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
-  if (!boff || !rotated(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
+  if (!boff || !pccl_group_rooted(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
   pccl_place_t src = {PCCL_BUF_SEND, 0};
   if (g.me == 0 && a->root != 0) {
     src = (pccl_place_t){PCCL_BUF_TMP, pccl_sb_tmp(sb, boff[a->nranks])};
@@ -172,7 +172,7 @@ pccl_status_t pccl_gen_scatter_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a
 pccl_status_t pccl_gen_gather_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g;
   size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
-  if (!boff || !rotated(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
+  if (!boff || !pccl_group_rooted(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   int direct = g.me != 0 || a->root == 0; /* member order is rank order */
   if (!direct) out = (pccl_place_t){PCCL_BUF_TMP, pccl_sb_tmp(sb, boff[a->nranks])};

@@ -1,4 +1,7 @@
-/* rabenseifner.c - Rabenseifner's all-reduce, radix k: recursive multiplying
+/* rabenseifner.c - Rabenseifner's reductions, which split the vector so
+ * that every rank reduces a part of it.
+ *
+ * All-reduce, radix k: recursive multiplying
  * reduce-scatter of the vector into P = k^r near-equal parts, then recursive
  * multiplying all-gather of the parts (recmul.c); k = 2 is the classic
  * halving-then-doubling. Any p through the fold of recmul.c (the extra ranks
@@ -8,7 +11,15 @@
  * Cost (n bytes, p = k^r):
  *   2 r alpha + 2 (p-1)/p n beta + (p-1)/p n gamma
  * plus 2 alpha + 2 n beta + n gamma per extra rank of a group when p is not
- * a power of k. */
+ * a power of k.
+ *
+ * Reduce ("rsgather"): a ring reduce-scatter of p near-equal parts, then a
+ * binomial gather of the parts at the root. Where the binomial tree's root
+ * reduces the whole vector itself, here each rank reduces 1/p of it and the
+ * root then only copies the others' parts (the ring, not recursive halving:
+ * it reduces straight into the result, without scratch and a copy; cf. the
+ * 2-rank all-reduce rule in select.c). Cost:
+ *   (p-1 + ceil(log2 p)) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma */
 #include "algo.h"
 
 pccl_status_t pccl_gen_allreduce_rabenseifner(pccl_sb_t *sb, const pccl_coll_args_t *a) {
@@ -32,5 +43,19 @@ pccl_status_t pccl_gen_allreduce_rabenseifner(pccl_sb_t *sb, const pccl_coll_arg
   pccl_sb_copy(sb, pccl_block(out, vb, f.v), pccl_block(acc, vb, f.v));
   pccl_recmul_allgather_core(sb, &g, &f, vb, out);
   for (int m = pccl_fold_first(&f, f.group); m < leader; m++) pccl_sb_send(sb, m, all);
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_gen_reduce_rsgather(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  pccl_group_t g;
+  size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
+  if (!boff || !pccl_group_rooted(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
+  pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
+  /* The root reduces its part (block 0) straight into the result; the
+   * others into scratch, from where the gather takes it. */
+  pccl_place_t part = out;
+  if (g.me != 0) part = (pccl_place_t){PCCL_BUF_TMP, pccl_sb_tmp(sb, boff[g.me + 1] - boff[g.me])};
+  pccl_ring_reduce_scatter(sb, &g, boff, in, part);
+  pccl_binomial_gather(sb, &g, boff, g.me == 0 ? NULL : &part, out);
   return PCCL_OK;
 }

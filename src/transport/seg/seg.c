@@ -194,15 +194,16 @@ static const char *in_at(const run_t *x, const void *buf, size_t off) {
 static char *out_at(const run_t *x, void *buf, size_t off) { return (char *)buf + off * x->es; }
 
 /* dst = part 0 op part 1 op ... in rank order, so every rank that reduces
- * gets the same bits; waits for each part as it goes. */
+ * gets the same bits; waits for each part as it goes. This rank's own part
+ * is read from `mine` when given (a reduce's root does not copy it in). */
 static pccl_status_t reduce_parts(run_t *x, uint64_t n, size_t part_bytes, size_t skip, void *dst,
-                                  size_t elems) {
+                                  size_t elems, const void *mine) {
   pccl_seg_t *s = x->s;
   const unsigned char *first = NULL;
   for (int r = 0; r < s->n; r++) {
     pccl_status_t st = r == s->me ? PCCL_OK : wait_part(s, r, n, part_bytes, x->digest, &x->w);
     if (st != PCCL_OK) return st;
-    const unsigned char *p = part(s, r, n, part_bytes) + skip;
+    const unsigned char *p = r == s->me && mine ? mine : part(s, r, n, part_bytes) + skip;
     if (r == 0)
       first = p;
     else
@@ -230,14 +231,20 @@ typedef pccl_status_t (*round_fn)(run_t *x, uint64_t n, size_t off, size_t m);
 static pccl_status_t allreduce_round(run_t *x, uint64_t n, size_t off, size_t m) {
   const pccl_seg_call_t *c = x->c;
   pccl_status_t st = contribute(x, n, in_at(x, c->sendbuf, off), m * x->es, 1, 0);
-  return st == PCCL_OK ? reduce_parts(x, n, m * x->es, 0, out_at(x, c->recvbuf, off), m) : st;
+  return st == PCCL_OK ? reduce_parts(x, n, m * x->es, 0, out_at(x, c->recvbuf, off), m, NULL) : st;
 }
 
+/* The root reads its own part from its input: nobody else does, so it
+ * copies nothing in and only reduces while the others copy. In place, a
+ * root other than local rank 0 copies it in after all: the partial sums of
+ * the lower ranks overwrite its input before its turn comes. */
 static pccl_status_t reduce_round(run_t *x, uint64_t n, size_t off, size_t m) {
   const pccl_seg_call_t *c = x->c;
-  pccl_status_t st = contribute(x, n, in_at(x, c->sendbuf, off), m * x->es, 1, 0);
+  const char *mine = in_at(x, c->sendbuf, off);
+  int copy_in = x->s->me != c->root || (c->inplace && x->s->me != 0);
+  pccl_status_t st = copy_in ? contribute(x, n, mine, m * x->es, 1, 0) : PCCL_OK;
   if (st != PCCL_OK || x->s->me != c->root) return st;
-  return reduce_parts(x, n, m * x->es, 0, out_at(x, c->recvbuf, off), m);
+  return reduce_parts(x, n, m * x->es, 0, out_at(x, c->recvbuf, off), m, copy_in ? NULL : mine);
 }
 
 /* Every rank gives its chunk of every block; rank r reduces block r's. */
@@ -246,7 +253,8 @@ static pccl_status_t reduce_scatter_round(run_t *x, uint64_t n, size_t off, size
   size_t bytes = m * x->es, p = (size_t)x->s->n;
   pccl_status_t st = contribute(x, n, in_at(x, c->sendbuf, off), bytes, p, c->count * x->es);
   if (st != PCCL_OK) return st;
-  return reduce_parts(x, n, bytes * p, (size_t)x->s->me * bytes, out_at(x, c->recvbuf, off), m);
+  return reduce_parts(x, n, bytes * p, (size_t)x->s->me * bytes, out_at(x, c->recvbuf, off), m,
+                      NULL);
 }
 
 static pccl_status_t allgather_round(run_t *x, uint64_t n, size_t off, size_t m) {
