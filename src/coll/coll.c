@@ -66,7 +66,7 @@ static pccl_status_t check_buffer(pccl_comm_t *comm, const call_t *c, const void
                                   const char *name) {
   const char *api = infos[c->coll].api;
   if (!buf) return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "%s is NULL (count %zu)", name, c->count);
-  if ((uintptr_t)buf % c->esize)
+  if ((uintptr_t)buf & (c->esize - 1)) /* element sizes are powers of two */
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
                        "%s %p is not aligned to the %zu bytes of %s", name, buf, c->esize,
                        pccl_dtype_name(c->dtype));
@@ -130,7 +130,9 @@ static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) 
   /* One limit for every collective: count x nranks x element size must be a
    * valid object size (PTRDIFF_MAX), so no byte offset or pointer difference
    * inside pccl can overflow. */
-  if (c->count > (size_t)PTRDIFF_MAX / p / c->esize)
+  size_t bytes; /* multiplied, not divided: two divisions cost as much as a small call's data */
+  if (__builtin_mul_overflow(c->count, p, &bytes) || __builtin_mul_overflow(bytes, c->esize, &bytes) ||
+      bytes > (size_t)PTRDIFF_MAX)
     return pccl__error(comm, PCCL_ERR_OVERFLOW, api,
                        "count %zu of %s on %zu ranks exceeds PTRDIFF_MAX bytes",
                        c->count, pccl_dtype_name(c->dtype), p);
