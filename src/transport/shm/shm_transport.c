@@ -323,15 +323,19 @@ static int finish_shared(pccl_shm_tp_t *t, op_t *op) {
   return failed ? -(int)PCCL_ERR_INTERNAL : 1;
 }
 
-/* One step of an operation: 1 finished, 0 not yet, or a failure status < 0. */
-static int progress_send(pccl_shm_tp_t *t, op_t *op) {
+/* One step of an operation: 1 finished, 0 not yet, or a failure status < 0.
+ * A sender lends a hand to a shared copy only when it has no receive of its
+ * own in flight: two ranks that exchange (a ring's step) are both busy
+ * already, and helping each other only adds system calls (2 ranks, 128-512
+ * KiB all-gather: 0.86-0.88x Open MPI with help, about 1.05x without). */
+static int progress_send(pccl_shm_tp_t *t, op_t *op, int idle) {
   if (op->desc < 0) {
     try_post(t, op); /* its channel was full when it was posted */
     return 0;
   }
   desc_t *d = &channel(t, t->lrank, op->lpeer)[op->desc];
   uint32_t s = atomic_load_explicit(&d->state, memory_order_acquire);
-  if (s == D_SHARED) copy_chunks(d, t->pids[op->lpeer], 0); /* lend a hand while waiting */
+  if (s == D_SHARED && idle) copy_chunks(d, t->pids[op->lpeer], 0);
   if (s == D_POSTED || s == D_SHARED) return 0;
   atomic_store_explicit(&d->state, D_FREE, memory_order_release);
   return s == D_DONE ? 1 : -(int)PCCL_ERR_INVALID_ARGUMENT;
@@ -378,10 +382,12 @@ static pccl_status_t shm_poll(void *ctx, uint32_t *done, int max, int *ndone) {
   *ndone = 0;
   /* A finished operation cannot be undone, so done[] must hold them all. */
   if (t->nops > max) return PCCL_ERR_INTERNAL;
+  int idle = 1;
+  for (int i = 0; i < t->nops && idle; i++) idle = t->ops[i].is_send;
   int w = 0;
   for (int i = 0; i < t->nops; i++) {
     op_t *op = &t->ops[i];
-    int r = op->is_send ? progress_send(t, op) : progress_recv(t, op);
+    int r = op->is_send ? progress_send(t, op, idle) : progress_recv(t, op);
     if (r < 0) return (pccl_status_t)-r;
     if (r > 0)
       done[(*ndone)++] = op->slot;
