@@ -60,13 +60,16 @@ static const rule_t rules[] = {
      * the core that has just written it, where cross-memory attach reads
      * the peer's unchanged input. Reduce is the exception: its root only
      * reduces out of the segment while the others copy in, so both cores
-     * work at once; on 2 ranks the binomial tree's single fused read still
-     * wins between 16 and 256 KiB. Measured with pccl-bench on 2, 3 and 4
-     * ranks, malloc buffers (docs/results/seg): all-reduce on 2 ranks seg
-     * 1.29-1.86x Open MPI at 64-128 KiB against ring's 1.00-1.20x, ring
-     * 1.42-1.54x from 256 KiB against seg's 1.04-1.22x; reduce seg
-     * 1.82-1.97x from 2 MiB (binomial 0.78-0.87x), 1.2-4.5x at every size
-     * on 3 and 4 ranks. */
+     * work at once; from 3 ranks that wins at every size. On 2 ranks the
+     * binomial tree does as well from 32 KiB to 8 MiB, since the shm
+     * transport lets the idle sender fold half the message in itself.
+     * Measured with pccl-bench on 2, 3 and 4 ranks, malloc buffers
+     * (docs/results/seg): all-reduce on 2 ranks seg 1.29-1.86x Open MPI at
+     * 64-128 KiB against ring's 1.00-1.20x, ring 1.42-1.54x from 256 KiB
+     * against seg's 1.04-1.22x; reduce on 2 ranks seg 0.99-1.21x at 16 KiB
+     * (binomial 0.87-0.88x), binomial 1.04-1.09x at 512 KiB and 1.65-2.03x
+     * at 2-8 MiB, seg 1.66-1.85x at 32 MiB (binomial 1.38-1.42x); reduce
+     * seg 1.2-4.5x at every size on 3 and 4 ranks. */
     {PCCL_COLL_ALLREDUCE, 128 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1},
     {PCCL_COLL_ALLREDUCE, 256 << 10, 4, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1},
     {PCCL_COLL_ALLGATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1},
@@ -74,9 +77,9 @@ static const rule_t rules[] = {
     {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1},
     {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1},
     {PCCL_COLL_BROADCAST, 8 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1},
-    {PCCL_COLL_REDUCE, 8 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
+    {PCCL_COLL_REDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
     {PCCL_COLL_REDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
-    {PCCL_COLL_REDUCE, 256 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0},
+    {PCCL_COLL_REDUCE, 8 << 20, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0},
     {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
     {PCCL_COLL_ALLGATHER, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHER_BRUCK, 0},
     {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_RING, 0},
@@ -92,11 +95,6 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLREDUCE, 1 << 20, 3, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER, 0},
     {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RING, 0},
     {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, 0, PCCL_ALGO_BROADCAST_BINOMIAL, 0},
-    /* One node without a segment (PCCL_SEG=0): every rank reduces a part
-     * (2 ranks, 1-64 MiB: 1.08-1.19x Open MPI against binomial's
-     * 0.60-0.87x; 4 ranks from 128 KiB: 1.32-2.98x against 0.93-1.92x).
-     * Across nodes the tree stays: the ring's p-1 steps grow with p. */
-    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 1, PCCL_ALGO_REDUCE_RSGATHER, 0},
     {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0},
     {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTER_BINOMIAL, 0},
     {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_BINOMIAL, 0},

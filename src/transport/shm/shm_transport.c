@@ -15,15 +15,17 @@
  * byte once; without a mapping it goes through a small bounce buffer that
  * stays in cache, chunk by chunk.
  *
- * A large plain message without a mapping is copied by both sides at once:
- * the receiver publishes where it goes and moves the descriptor to SHARED;
- * from then on each side claims chunks from a counter in the descriptor,
- * the receiver reading them with process_vm_readv and the sender, which
- * would otherwise only wait, writing them with process_vm_writev. The
- * receiver marks the descriptor DONE once every chunk is counted finished,
- * so the sender's buffer is free again when it sees DONE. A broadcast's
- * root, a gather's leaves and every idle sender thereby lend their core to
- * the copy. */
+ * A large message without a mapping is moved by both sides at once: the
+ * receiver publishes where it goes (and, for a fused receive-reduce, its
+ * local operand and the reduction) and moves the descriptor to SHARED;
+ * from then on each side claims chunks from a counter in the descriptor.
+ * The receiver reads a chunk with process_vm_readv (folding it in through
+ * the bounce buffer); the sender, which would otherwise only wait, writes
+ * it with process_vm_writev, after reading the receiver's operand and
+ * folding its own chunk in. The receiver marks the descriptor DONE once
+ * every chunk is counted finished, so the sender's buffer is free again
+ * when it sees DONE. A broadcast's root, a reduce's leaves and every idle
+ * sender thereby lend their core to the work. */
 #define _GNU_SOURCE /* process_vm_readv */
 #include "shm_transport.h"
 
@@ -76,6 +78,9 @@ typedef struct {
   _Atomic uint32_t next;   /* the next chunk to claim */
   _Atomic uint32_t done;   /* chunks finished (copied or failed) */
   _Atomic uint32_t failed; /* chunks that could not be copied */
+  uint64_t local;          /* a fused receive's operand (receiver's address), else 0 */
+  int32_t dtype, op;       /* its reduction, as kernel-table indices (not a pointer: */
+  int32_t msg_second;      /* the two processes may map the library apart) */
 } desc_t;
 
 typedef struct {
@@ -288,25 +293,56 @@ static int fold_message(pccl_shm_tp_t *t, const op_t *op, const desc_t *d) {
   return 1;
 }
 
-/* Whether a message is copied by both sides (see the top of the file):
- * plain, large, and not readable through a mapping. */
-static int shareable(const pccl_shm_tp_t *t, const op_t *op, const desc_t *d) {
-  return t->share && !op->local && d->bytes >= SHARE_MIN &&
-         (d->fd < 0 || t->unmappable[op->lpeer]);
+/* The kernel-table indices of a fused receive's reduction; 0 when it is
+ * none of the table's (it is then not shared). */
+static int reduction_of(const op_t *op, int32_t *dtype, int32_t *rop) {
+  for (int d = 0; d < PCCL_DTYPE_COUNT; d++)
+    for (int o = 0; o < PCCL_OP_COUNT; o++)
+      if (pccl_kernel_reduce((pccl_dtype_t)d, (pccl_op_t)o) == op->fold.fn) {
+        *dtype = d, *rop = o;
+        return 1;
+      }
+  return 0;
 }
 
-/* Claims and copies chunks of shared copy d until none is left: the
+/* Whether a message is moved by both sides (see the top of the file):
+ * large, and not readable through a mapping. Fills in the descriptor's
+ * reduction when it is. */
+static int shareable(const pccl_shm_tp_t *t, const op_t *op, desc_t *d) {
+  return t->share && d->bytes >= SHARE_MIN && (d->fd < 0 || t->unmappable[op->lpeer]) &&
+         (!op->local || reduction_of(op, &d->dtype, &d->op));
+}
+
+/* One chunk of shared work d, [at, at + n) of the message. */
+static int move_chunk(pccl_shm_tp_t *t, const desc_t *d, pid_t peer, int receiving, size_t at,
+                      size_t n) {
+  char *dst = (char *)(uintptr_t)d->dst + at;
+  const char *mine = (const char *)(uintptr_t)d->addr + at; /* the sender's */
+  if (!d->local)
+    return receiving ? copy_from(peer, dst, d->addr + at, n) : copy_to(peer, d->dst + at, mine, n);
+  pccl_reducer_t fold = {pccl_kernel_reduce((pccl_dtype_t)d->dtype, (pccl_op_t)d->op),
+                         pccl_dtype_size((pccl_dtype_t)d->dtype), d->msg_second};
+  if (receiving) {
+    if (!copy_from(peer, t->bounce, d->addr + at, n)) return 0;
+    pccl_reducer_apply(&fold, dst, t->bounce, (const char *)(uintptr_t)d->local + at, n);
+    return 1;
+  }
+  if (!copy_from(peer, t->bounce, d->local + at, n)) return 0;
+  pccl_reducer_apply(&fold, t->bounce, mine, t->bounce, n);
+  return copy_to(peer, d->dst + at, t->bounce, n);
+}
+
+/* Claims and moves chunks of shared work d until none is left: the
  * receiver reads from the sender (`peer`), the sender writes to the
  * receiver. */
-static void copy_chunks(desc_t *d, pid_t peer, int receiving) {
+static void copy_chunks(pccl_shm_tp_t *t, desc_t *d, pid_t peer, int receiving) {
   for (;;) {
     uint32_t c = atomic_fetch_add_explicit(&d->next, 1, memory_order_relaxed);
     if (c >= d->nchunks) return;
     size_t at = (size_t)c * d->chunk;
     size_t n = d->bytes - at < d->chunk ? d->bytes - at : d->chunk;
-    int ok = receiving ? copy_from(peer, (char *)(uintptr_t)d->dst + at, d->addr + at, n)
-                       : copy_to(peer, d->dst + at, (const char *)(uintptr_t)d->addr + at, n);
-    if (!ok) atomic_fetch_add_explicit(&d->failed, 1, memory_order_relaxed);
+    if (!move_chunk(t, d, peer, receiving, at, n))
+      atomic_fetch_add_explicit(&d->failed, 1, memory_order_relaxed);
     /* release: the copy is complete before it is counted */
     atomic_fetch_add_explicit(&d->done, 1, memory_order_release);
   }
@@ -335,7 +371,7 @@ static int progress_send(pccl_shm_tp_t *t, op_t *op, int idle) {
   }
   desc_t *d = &channel(t, t->lrank, op->lpeer)[op->desc];
   uint32_t s = atomic_load_explicit(&d->state, memory_order_acquire);
-  if (s == D_SHARED && idle) copy_chunks(d, t->pids[op->lpeer], 0);
+  if (s == D_SHARED && idle) copy_chunks(t, d, t->pids[op->lpeer], 0);
   if (s == D_POSTED || s == D_SHARED) return 0;
   atomic_store_explicit(&d->state, D_FREE, memory_order_release);
   return s == D_DONE ? 1 : -(int)PCCL_ERR_INVALID_ARGUMENT;
@@ -356,14 +392,17 @@ static int progress_recv(pccl_shm_tp_t *t, op_t *op) {
     if (shareable(t, op, &ch[i])) {
       desc_t *d = &ch[i];
       d->dst = (uint64_t)(uintptr_t)op->buf;
-      d->chunk = d->bytes / 2 < SHARE_CHUNK ? d->bytes / 2 : SHARE_CHUNK;
+      d->local = (uint64_t)(uintptr_t)op->local;
+      d->msg_second = op->fold.msg_second;
+      /* whole lines: a multiple of every element size */
+      d->chunk = (d->bytes / 2 < SHARE_CHUNK ? d->bytes / 2 : SHARE_CHUNK) / 64 * 64;
       d->nchunks = (uint32_t)((d->bytes + d->chunk - 1) / d->chunk);
       atomic_store_explicit(&d->next, 0, memory_order_relaxed);
       atomic_store_explicit(&d->done, 0, memory_order_relaxed);
       atomic_store_explicit(&d->failed, 0, memory_order_relaxed);
       atomic_store_explicit(&d->state, D_SHARED, memory_order_release);
       op->desc = i;
-      copy_chunks(d, t->pids[op->lpeer], 1);
+      copy_chunks(t, d, t->pids[op->lpeer], 1);
       return finish_shared(t, op);
     }
     int ok = op->local ? fold_message(t, op, &ch[i]) : copy_message(t, op->lpeer, &ch[i], op->buf);
