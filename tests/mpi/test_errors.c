@@ -403,6 +403,41 @@ static void seg_mismatch(void) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A broadcast's root reads no peer's part, so it cannot see that a peer's
+ * call differs; the peer, which can, leaves the rounds and says so, and the
+ * root's next wait (here: for a buffer to refill, the call being several
+ * rounds long) ends at once with PCCL_ERR_MISMATCH instead of at the
+ * timeout, set long enough that the two cannot be mistaken. */
+static void seg_broadcast_root_learns(void) {
+  pccl_comm_t *c = NULL;
+  if (pccl_comm_create_mpi(MPI_COMM_WORLD, &c) != PCCL_OK) {
+    expect(0, "create for the broadcast mismatch");
+    return;
+  }
+  expect(pccl_comm_set_algo(c, PCCL_COLL_BROADCAST, "seg") == PCCL_OK, "force seg broadcast");
+  expect(pccl_comm_set_timeout(c, 120.0) == PCCL_OK, "timeout 120 s");
+  const size_t n = (size_t)1 << 20; /* 4 MiB of float: many rounds of the default 128 KiB */
+  float *buf = calloc(n, sizeof *buf);
+  if (!buf) {
+    expect(0, "memory for the broadcast mismatch");
+    pccl_comm_destroy(c);
+    return;
+  }
+  double t0 = MPI_Wtime();
+  pccl_status_t st = pccl_broadcast(buf, buf, g_rank == 0 ? n : n - 1, PCCL_FLOAT32, 0, c);
+  double took = MPI_Wtime() - t0;
+  char what[700];
+  snprintf(what, sizeof what, "seg broadcast, counts differ: rank %d status %d after %.1f s, \"%s\"",
+           g_rank, (int)st, took, pccl_last_error(c));
+  expect(st == PCCL_ERR_MISMATCH && took < 30.0, what);
+  if (g_rank == 0)
+    expect(strstr(pccl_last_error(c), "left the segment's rounds") != NULL,
+           "the root names the peer that left");
+  free(buf);
+  pccl_comm_destroy(c);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* pccl_comm_create_group: bad lists refused on the calling rank alone;
  * a sub-communicator of every other rank counted down from the top (an
  * order that is not the parent's) computes the right sum; members listing the
@@ -488,6 +523,7 @@ int main(int argc, char **argv) {
     disagreeing_env("PCCL_RANKS_PER_NODE", rpn, "node layout");
   }
   if (g_size >= 2) seg_mismatch();
+  if (g_size >= 2) seg_broadcast_root_learns();
   mem_errors();
   status_strings();
   timeout_setters();

@@ -38,9 +38,11 @@ typedef struct {
   unsigned char data[PCCL_SEG_INLINE];
 } head_t;
 
-/* A rank's control line: the last round it finished reading. */
+/* A rank's control line: the last round it finished reading, and the
+ * status of the error that made it leave the rounds (0: none). */
 typedef struct {
   _Alignas(LINE) _Atomic uint64_t done;
+  _Atomic uint32_t failed;
 } ctrl_t;
 
 _Static_assert(sizeof(head_t) == LINE && sizeof(ctrl_t) == LINE, "one cache line each");
@@ -85,6 +87,21 @@ static unsigned char *part(const pccl_seg_t *s, int r, uint64_t round, size_t by
 
 static ctrl_t *ctrl(const pccl_seg_t *s, int r) { return (ctrl_t *)region(s, r); }
 
+/* Whether peer r has left the rounds after an error; if so, this rank's
+ * wait ends too: a peer whose call differed makes it PCCL_ERR_MISMATCH,
+ * any other failure (a timeout or an abort there) PCCL_ERR_TIMEOUT. Ranks
+ * that never read that peer's part (a broadcast's root) learn so at their
+ * next wait instead of only after PCCL_TIMEOUT. */
+static pccl_status_t peer_failed(const pccl_seg_t *s, int r, uint64_t target, const char *what,
+                                 char *why, size_t whylen) {
+  uint32_t f = atomic_load_explicit(&ctrl(s, r)->failed, memory_order_acquire);
+  if (!f) return PCCL_OK;
+  snprintf(why, whylen, "local rank %d left the segment's rounds after an error of its own (%s) "
+           "while this rank waited for its %s of round %llu", r, pccl_status_string((pccl_status_t)f),
+           what, (unsigned long long)target);
+  return f == PCCL_ERR_MISMATCH ? PCCL_ERR_MISMATCH : PCCL_ERR_TIMEOUT;
+}
+
 /* ---- waiting ---------------------------------------------------------- */
 
 static double now(void) {
@@ -120,6 +137,8 @@ static pccl_status_t await(const pccl_seg_t *s, const _Atomic uint64_t *word, ui
     else
       relax();
     if (i % CLOCK_EVERY) continue;
+    pccl_status_t st = peer_failed(s, peer, target, what, w->why, w->whylen);
+    if (st != PCCL_OK) return st;
     if (w->watch->abort && atomic_load_explicit(w->watch->abort, memory_order_relaxed)) {
       snprintf(w->why, w->whylen, "pccl_comm_abort ended the wait for local rank %d's %s of round %llu",
                peer, what, (unsigned long long)target);
@@ -337,7 +356,11 @@ pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
   }
   run_t x = {s, call, pccl_dtype_size(call->dtype), digest_of(call),
              pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}};
-  return run_rounds(&x, &colls[call->coll]);
+  pccl_status_t st = run_rounds(&x, &colls[call->coll]);
+  /* out of step from now on: tell the peers, whose waits would otherwise
+   * last until their own timeout */
+  if (st != PCCL_OK) atomic_store_explicit(&ctrl(s, s->me)->failed, (uint32_t)st, memory_order_release);
+  return st;
 }
 
 /* ---- creation ---------------------------------------------------------- */
