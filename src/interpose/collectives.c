@@ -86,6 +86,39 @@ PCCL_IP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI
  * own in-place form would use the other blocks as scratch, so the call
  * reads recvbuf as its (untouched) input, reduces into a block of
  * scratch, and copies that to the front once every peer is done. */
+#define RS_STACK_BYTES 4096 /* scratch this small lives on the stack */
+
+/* The in-place call's scratch, `bytes` of it, in `small` or allocated
+ * (*heap). MPI requires every rank to be in place when one is, so every
+ * rank gets here; when the scratch must be allocated the ranks agree (one
+ * 8-byte all-reduce) that all of them have it and their buffers, so that a
+ * rank that has not returns its error together with the others instead of
+ * leaving them to wait out PCCL_TIMEOUT. Returns the scratch, or NULL with
+ * *rc set: the MPI error of this rank's call. */
+static void *rs_scratch(pccl_ip_call_t *c, const bufs_t *b, size_t bytes, void *small,
+                        void **heap, int *rc, const char **why) {
+  *heap = NULL;
+  if (bytes <= RS_STACK_BYTES) return b->rc == MPI_SUCCESS ? small : NULL;
+  int64_t ok = b->rc == MPI_SUCCESS && posix_memalign(heap, 64, bytes) == 0;
+  if (b->rc == MPI_SUCCESS && !ok) *heap = NULL;
+  int64_t all = ok;
+  pccl_status_t st = pccl_allreduce(&all, &all, 1, PCCL_INT64, PCCL_MIN, c->pc);
+  if (st == PCCL_OK && all) return *heap;
+  free(*heap);
+  *heap = NULL;
+  if (st != PCCL_OK) {
+    *rc = MPI_ERR_OTHER;
+    *why = pccl_last_error(c->pc);
+  } else if (b->rc == MPI_SUCCESS) {
+    *rc = ok ? MPI_ERR_OTHER : MPI_ERR_NO_MEM;
+    *why = ok ? "another rank could not allocate its scratch or copy its buffer for this "
+                "in-place reduce-scatter; nothing was changed"
+              : "out of memory for the in-place reduce-scatter's block of scratch; nothing was "
+                "changed";
+  }
+  return NULL;
+}
+
 static int reduce_scatter_run(pccl_ip_call_t *c, const void *sendbuf, void *recvbuf, int count,
                               MPI_Datatype dt, pccl_dtype_t pd, pccl_op_t po) {
   int inplace = sendbuf == MPI_IN_PLACE;
@@ -93,16 +126,25 @@ static int reduce_scatter_run(pccl_ip_call_t *c, const void *sendbuf, void *recv
   bufs_t b;
   bufs_open(c, &b, inplace ? NULL : sendbuf, total, dt, recvbuf, inplace ? total : n, dt,
             inplace, pccl_dtype_size(pd));
+  _Alignas(64) unsigned char small[RS_STACK_BYTES];
+  void *result = NULL, *heap = NULL;
+  if (inplace && n > 0) {
+    int rc = MPI_SUCCESS;
+    const char *why = NULL;
+    result = rs_scratch(c, &b, blk, small, &heap, &rc, &why);
+    if (!result && rc != MPI_SUCCESS) {
+      pccl_ip_release(&b.send);
+      pccl_ip_release(&b.recv);
+      return pccl_ip_finish(c, PCCL_OK, rc, why);
+    }
+  }
   pccl_status_t st = PCCL_OK;
-  void *result = NULL;
-  if (b.rc == MPI_SUCCESS && n > 0 && inplace && posix_memalign(&result, 64, blk) != 0)
-    return bufs_close(c, &b, PCCL_ERR_NO_MEMORY, 0);
   if (b.rc == MPI_SUCCESS && n > 0) {
     st = pccl_reduce_scatter(inplace ? b.recv.bytes : b.send.bytes, inplace ? result : b.recv.bytes,
                              n, pd, po, c->pc);
     if (st == PCCL_OK && inplace) memcpy(b.recv.bytes, result, blk);
   }
-  free(result);
+  free(heap);
   return bufs_close(c, &b, st, 1);
 }
 
