@@ -8,6 +8,7 @@
 #include "select.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -109,26 +110,68 @@ static int excluded(const pccl_comm_t *comm, pccl_algo_id_t id) {
   return (int)(comm->excluded >> id & 1);
 }
 
-pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
-  if (comm->forced[coll].algo && !comm->forced[coll].algo->lossy) return comm->forced[coll];
-  if (comm->tune_sec) {
-    pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, 0, bytes);
-    if (ch.algo && !excluded(comm, ch.algo->id)) return ch;
-  }
+#define NRULES (sizeof(rules) / sizeof(rules[0]))
+
+/* The rules compiled for one communicator: per collective, the rows whose
+ * conditions other than the size hold for it (they never change: its
+ * layout, its segment, PCCL_ALGO's exclusions), and what is left when
+ * every row's choice is excluded. Walking the whole table on every call
+ * cost more than a small call's data (perf: a quarter of the call layer). */
+struct pccl_sel {
+  int n[PCCL_COLL_COUNT];
+  struct {
+    size_t max_bytes;
+    pccl_choice_t choice;
+  } row[PCCL_COLL_COUNT][NRULES];
+  pccl_choice_t rest[PCCL_COLL_COUNT];
+};
+
+static int rule_holds(const pccl_comm_t *comm, const rule_t *r) {
   int multi_node = comm->nnodes > 1 && comm->nnodes < comm->size;
-  for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-    if (rules[i].coll == coll && bytes <= rules[i].max_bytes && comm->size >= rules[i].min_ranks &&
-        (multi_node || !rules[i].multi_node) && (comm->seg || !rules[i].seg) &&
-        (!rules[i].max_nodes || comm->nnodes <= rules[i].max_nodes) &&
-        !excluded(comm, rules[i].algo))
-      return (pccl_choice_t){&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
-  /* the rules' choices all excluded: the first flat algorithm left (the
-   * table lists them first; each runs on any layout) */
+  return comm->size >= r->min_ranks && (multi_node || !r->multi_node) && (comm->seg || !r->seg) &&
+         (!r->max_nodes || comm->nnodes <= r->max_nodes) && !excluded(comm, r->algo);
+}
+
+/* The first flat algorithm not excluded (the table lists them first; each
+ * runs on any layout). */
+static pccl_choice_t first_flat(const pccl_comm_t *comm, pccl_coll_t coll) {
   for (int i = 0; i < PCCL_ALGO_COUNT; i++)
     if (pccl_algos[i].coll == coll && !pccl_algos[i].lossy && !excluded(comm, pccl_algos[i].id) &&
         pccl_algos[i].generate != pccl_gen_seg && strncmp(pccl_algos[i].name, "hier", 4) != 0)
       return (pccl_choice_t){&pccl_algos[i], pccl_algos[i].k};
   return (pccl_choice_t){NULL, 0};
+}
+
+static struct pccl_sel *compile(pccl_comm_t *comm) {
+  struct pccl_sel *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  for (size_t i = 0; i < NRULES; i++) {
+    const rule_t *r = &rules[i];
+    if (!rule_holds(comm, r)) continue;
+    int *n = &t->n[r->coll];
+    t->row[r->coll][*n].max_bytes = r->max_bytes;
+    t->row[r->coll][(*n)++].choice = (pccl_choice_t){&pccl_algos[r->algo], pccl_algos[r->algo].k};
+  }
+  for (int c = 0; c < PCCL_COLL_COUNT; c++) t->rest[c] = first_flat(comm, (pccl_coll_t)c);
+  return t;
+}
+
+pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
+  if (comm->forced[coll].algo && !comm->forced[coll].algo->lossy) return comm->forced[coll];
+  if (comm->tune_sec) {
+    pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, 0, bytes);
+    if (ch.algo && !excluded(comm, ch.algo->id)) return ch;
+  }
+  if (!comm->sel && !(comm->sel = compile(comm))) { /* out of memory: walk the table */
+    for (size_t i = 0; i < NRULES; i++)
+      if (rules[i].coll == coll && bytes <= rules[i].max_bytes && rule_holds(comm, &rules[i]))
+        return (pccl_choice_t){&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
+    return first_flat(comm, coll);
+  }
+  const struct pccl_sel *t = comm->sel;
+  for (int i = 0; i < t->n[coll]; i++)
+    if (bytes <= t->row[coll][i].max_bytes) return t->row[coll][i].choice;
+  return t->rest[coll];
 }
 
 /* Compressed collectives: a forced lossy algorithm; else, on one node, what
@@ -139,7 +182,7 @@ pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t byt
  * compressed or plain, whichever it predicts faster); else recursive doubling
  * for small all-reduces (few rounds, each compressing little), the ring for
  * the rest. */
-pccl_choice_t pccl__select_lossy(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
+pccl_choice_t pccl__select_lossy(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
   if (comm->forced[coll].algo && comm->forced[coll].algo->lossy) return comm->forced[coll];
   if (comm->nnodes == 1) return pccl__select(comm, coll, bytes);
   if (comm->tune_sec) {

@@ -8,8 +8,8 @@
 
 /* `bytes` is the call's size as nccl-tests reports it (all-gather: output per
  * rank; reduce-scatter: input per rank; otherwise one buffer). */
-pccl_choice_t pccl__select(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes);
+pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes);
 /* The compressed algorithm for a pccl_*_lossy call. */
-pccl_choice_t pccl__select_lossy(const pccl_comm_t *comm, pccl_coll_t coll, size_t bytes);
+pccl_choice_t pccl__select_lossy(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes);
 
 #endif /* PCCL_SELECT_H */

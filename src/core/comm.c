@@ -525,6 +525,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   if (comm->device_free) comm->device_free(comm);
   pccl_topo_free(&comm->topo);
   pccl_tune_free(&comm->tune);
+  free(comm->sel);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Comm_free(&comm->mpi);

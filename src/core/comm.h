@@ -23,6 +23,7 @@ struct pccl_comm {
   uint64_t excluded; /* bit i: automatic selection never picks algorithm id i (PCCL_ALGO "coll:-name") */
   pccl_tune_table_t tune;                /* PCCL_TUNING_FILE, else the built-in table */
   const pccl_tune_section_t *tune_sec;   /* its rows for this layout; NULL: none */
+  struct pccl_sel *sel; /* the rules compiled for it (coll/select.c), on its first call; freed with it */
   char last_algo[80];
   pccl_choice_t last_choice; /* what last_algo names */
   char error[PCCL_ERROR_LEN];
