@@ -24,7 +24,7 @@ bin=build/bin lib=$PWD/build/lib/libpccl_mpi.so
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-colls=allgather,reducescatter,allreduce
+colls=allgather,reducescatter,allreduce,broadcast,reduce
 for pass in 1 2; do
   scripts/mpirun.sh -np "$np" $bin/pccl-mpibench -b "$min" -e "$max" -c $colls -r 2 \
     --csv "$tmp/mpi$pass.csv" >/dev/null

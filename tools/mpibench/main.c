@@ -1,20 +1,23 @@
 /* main.c - pccl-mpibench: a plain MPI benchmark (no pccl in it) of
- * MPI_Allgather, MPI_Reduce_scatter_block and MPI_Allreduce on float32 sums,
+ * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Allreduce, MPI_Bcast and
+ * MPI_Reduce (root 0) on float32 sums,
  * for timing an MPI program with and without libpccl_mpi.so preloaded
  * (scripts/dropin-bench.sh runs both and prints the ratios). Sizes and bus
  * bandwidth follow nccl-tests and pccl-bench: all-gather and reduce-scatter
- * sizes are the whole (nranks x block) buffer, all-reduce's the vector.
+ * sizes are the whole (nranks x block) buffer, the others' the vector.
  * Each point: warm-up, an iteration count that fills ~0.2 s, then the best
  * of `rounds` blocks, each block timed by its slowest rank.
- *   pccl-mpibench [-b MIN] [-e MAX] [-c allgather,reducescatter,allreduce]
+ *   pccl-mpibench [-b MIN] [-e MAX]
+ *                 [-c allgather,reducescatter,allreduce,broadcast,reduce]
  *                 [-r ROUNDS] [--csv FILE] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { ALLGATHER, REDUCESCATTER, ALLREDUCE, NCOLLS } coll_t;
-static const char *const coll_names[NCOLLS] = {"allgather", "reducescatter", "allreduce"};
+typedef enum { ALLGATHER, REDUCESCATTER, ALLREDUCE, BROADCAST, REDUCE, NCOLLS } coll_t;
+static const char *const coll_names[NCOLLS] = {"allgather", "reducescatter", "allreduce",
+                                               "broadcast", "reduce"};
 
 static int rank, nranks;
 
@@ -40,7 +43,22 @@ static void run_once(coll_t coll, float *send, float *recv, int count) {
   case REDUCESCATTER:
     MPI_Reduce_scatter_block(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     break;
+  case BROADCAST: MPI_Bcast(recv, count, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
+  case REDUCE: MPI_Reduce(send, recv, count, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD); break;
   default: MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+  }
+}
+
+/* -c's comma list: every name must be one of coll_names. */
+static void parse_colls(const char *list, int want[NCOLLS]) {
+  for (int c = 0; c < NCOLLS; c++) want[c] = 0;
+  for (const char *p = list; *p;) {
+    size_t len = strcspn(p, ",");
+    int found = 0;
+    for (int c = 0; c < NCOLLS; c++)
+      if (strlen(coll_names[c]) == len && !strncmp(p, coll_names[c], len)) want[c] = found = 1;
+    if (!found) die("-c takes a comma list of allgather, reducescatter, allreduce, broadcast, reduce");
+    p += len + (p[len] == ',');
   }
 }
 
@@ -61,7 +79,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   size_t min_bytes = 1024, max_bytes = 64u << 20;
-  int rounds = 3, want[NCOLLS] = {1, 1, 1};
+  int rounds = 3, want[NCOLLS] = {1, 1, 1, 1, 1};
   const char *csv_path = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -69,10 +87,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "-e") && v) max_bytes = parse_size(v), i++;
     else if (!strcmp(a, "-r") && v) rounds = atoi(v), i++;
     else if (!strcmp(a, "--csv") && v) csv_path = v, i++;
-    else if (!strcmp(a, "-c") && v) {
-      for (int c = 0; c < NCOLLS; c++) want[c] = strstr(v, coll_names[c]) != NULL;
-      i++;
-    } else die("usage: pccl-mpibench [-b MIN] [-e MAX] [-c COLLS] [-r ROUNDS] [--csv FILE]");
+    else if (!strcmp(a, "-c") && v) parse_colls(v, want), i++;
+    else die("usage: pccl-mpibench [-b MIN] [-e MAX] [-c COLLS] [-r ROUNDS] [--csv FILE]");
   }
   if (rounds < 1 || rounds > 100 || min_bytes > max_bytes) die("bad -r, -b or -e");
   size_t max_floats = max_bytes / sizeof(float) + (size_t)nranks;
@@ -88,7 +104,7 @@ int main(int argc, char **argv) {
     if (!want[c]) continue;
     if (rank == 0) printf("\n# %s\n%12s %12s %12s\n", coll_names[c], "bytes", "time_us", "busbw");
     for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
-      size_t per = c == ALLREDUCE ? 1 : (size_t)nranks;
+      size_t per = c == ALLGATHER || c == REDUCESCATTER ? (size_t)nranks : 1;
       int count = (int)(bytes / sizeof(float) / per);
       if (count == 0) continue;
       for (int i = 0; i < 3; i++) run_once((coll_t)c, send, recv, count);
@@ -100,7 +116,8 @@ int main(int argc, char **argv) {
         double t = time_block((coll_t)c, send, recv, count, iters);
         if (t < best) best = t;
       }
-      double n = nranks, factor = c == ALLREDUCE ? 2 * (n - 1) / n : (n - 1) / n;
+      double n = nranks, factor = c == ALLREDUCE ? 2 * (n - 1) / n
+                                : c == BROADCAST || c == REDUCE ? 1.0 : (n - 1) / n;
       double sized = (double)count * sizeof(float) * (double)per;
       double busbw = sized / best / 1e9 * factor;
       if (rank == 0) printf("%12.0f %12.2f %12.3f\n", sized, best * 1e6, busbw);
