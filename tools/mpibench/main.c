@@ -60,6 +60,9 @@ static void parse_colls(const char *list, int want[NCOLLS]) {
     if (!found) die("-c takes a comma list of allgather, reducescatter, allreduce, broadcast, reduce");
     p += len + (p[len] == ',');
   }
+  int any = 0;
+  for (int c = 0; c < NCOLLS; c++) any |= want[c];
+  if (!any) die("-c names no collective");
 }
 
 /* Seconds per call over `iters` calls, the slowest rank's. */

@@ -186,46 +186,36 @@ static pccl_status_t shm_irecv_reduce(void *ctx, int peer, int tag, void *dst, c
                                   .local = local, .fold = fold});
 }
 
-/* Copies `bytes` from address `remote` of process `pid` into `dst`. */
-static int copy_from(pid_t pid, void *dst, uint64_t remote, size_t bytes) {
+/* Moves `bytes` between `mine` (this process) and address `remote` of
+ * process `pid`: reading them when !write, writing them when write. The two
+ * system calls take the same arguments and may both stop short. */
+static int cross_copy(pid_t pid, void *mine, uint64_t remote, size_t bytes, int write) {
 #if defined(__linux__)
-  size_t got = 0;
-  while (got < bytes) {
-    struct iovec local = {(char *)dst + got, bytes - got};
-    struct iovec far = {(void *)(uintptr_t)(remote + got), bytes - got};
-    ssize_t n = process_vm_readv(pid, &local, 1, &far, 1, 0);
+  size_t done = 0;
+  while (done < bytes) {
+    struct iovec local = {(char *)mine + done, bytes - done};
+    struct iovec far = {(void *)(uintptr_t)(remote + done), bytes - done};
+    ssize_t n = write ? process_vm_writev(pid, &local, 1, &far, 1, 0)
+                      : process_vm_readv(pid, &local, 1, &far, 1, 0);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
       return 0;
     }
-    got += (size_t)n;
+    done += (size_t)n;
   }
   return 1;
 #else
-  (void)pid, (void)dst, (void)remote, (void)bytes;
+  (void)pid, (void)mine, (void)remote, (void)bytes, (void)write;
   return 0;
 #endif
 }
 
-/* Copies `bytes` from `src` to address `remote` of process `pid`. */
+static int copy_from(pid_t pid, void *dst, uint64_t remote, size_t bytes) {
+  return cross_copy(pid, dst, remote, bytes, 0);
+}
+
 static int copy_to(pid_t pid, uint64_t remote, const void *src, size_t bytes) {
-#if defined(__linux__)
-  size_t put = 0;
-  while (put < bytes) {
-    struct iovec local = {(char *)src + put, bytes - put};
-    struct iovec far = {(void *)(uintptr_t)(remote + put), bytes - put};
-    ssize_t n = process_vm_writev(pid, &local, 1, &far, 1, 0);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      return 0;
-    }
-    put += (size_t)n;
-  }
-  return 1;
-#else
-  (void)pid, (void)remote, (void)src, (void)bytes;
-  return 0;
-#endif
+  return cross_copy(pid, (void *)(uintptr_t)src, remote, bytes, 1); /* only read from */
 }
 
 #if defined(__linux__)
