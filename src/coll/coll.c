@@ -474,7 +474,7 @@ static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
   pccl_choice_t choice = {NULL, 0};
   if (st == PCCL_OK && c->count > 0) {
     choice = c->lossy_call ? pccl__select_lossy(comm, c->coll, reported_bytes(c))
-                           : pccl__select(comm, c->coll, reported_bytes(c));
+                           : pccl__select(comm, c->coll, reported_bytes(c), c->device);
     if (!choice.algo)
       st = pccl__error(comm, PCCL_ERR_CONFIG, api, "PCCL_ALGO excludes every algorithm of %s",
                        pccl_coll_name(c->coll));

@@ -156,21 +156,31 @@ static struct pccl_sel *compile(pccl_comm_t *comm) {
   return t;
 }
 
-pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
+/* The node segment reads and writes the buffers with the CPU: a call on
+ * device buffers goes past its rows to the next that fits. */
+static int usable(pccl_choice_t ch, int device) {
+  return !device || ch.algo->generate != pccl_gen_seg;
+}
+
+pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, int device) {
   if (comm->forced[coll].algo && !comm->forced[coll].algo->lossy) return comm->forced[coll];
   if (comm->tune_sec) {
     pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, 0, bytes);
-    if (ch.algo && !excluded(comm, ch.algo->id)) return ch;
+    if (ch.algo && !excluded(comm, ch.algo->id) && usable(ch, device)) return ch;
   }
   if (!comm->sel && !(comm->sel = compile(comm))) { /* out of memory: walk the table */
-    for (size_t i = 0; i < NRULES; i++)
-      if (rules[i].coll == coll && bytes <= rules[i].max_bytes && rule_holds(comm, &rules[i]))
-        return (pccl_choice_t){&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
+    for (size_t i = 0; i < NRULES; i++) {
+      pccl_choice_t ch = {&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
+      if (rules[i].coll == coll && bytes <= rules[i].max_bytes && rule_holds(comm, &rules[i]) &&
+          usable(ch, device))
+        return ch;
+    }
     return first_flat(comm, coll);
   }
   const struct pccl_sel *t = comm->sel;
   for (int i = 0; i < t->n[coll]; i++)
-    if (bytes <= t->row[coll][i].max_bytes) return t->row[coll][i].choice;
+    if (bytes <= t->row[coll][i].max_bytes && usable(t->row[coll][i].choice, device))
+      return t->row[coll][i].choice;
   return t->rest[coll];
 }
 
@@ -184,7 +194,7 @@ pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
  * the rest. */
 pccl_choice_t pccl__select_lossy(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes) {
   if (comm->forced[coll].algo && comm->forced[coll].algo->lossy) return comm->forced[coll];
-  if (comm->nnodes == 1) return pccl__select(comm, coll, bytes);
+  if (comm->nnodes == 1) return pccl__select(comm, coll, bytes, 0); /* lossy calls are host-only */
   if (comm->tune_sec) {
     pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, 1, bytes);
     if (ch.algo) return ch;

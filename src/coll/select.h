@@ -7,8 +7,9 @@
 #include "comm.h"
 
 /* `bytes` is the call's size as nccl-tests reports it (all-gather: output per
- * rank; reduce-scatter: input per rank; otherwise one buffer). */
-pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes);
+ * rank; reduce-scatter: input per rank; otherwise one buffer); `device`: the
+ * buffers are device memory, which the node segment does not take. */
+pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, int device);
 /* The compressed algorithm for a pccl_*_lossy call. */
 pccl_choice_t pccl__select_lossy(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes);
 
