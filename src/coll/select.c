@@ -70,9 +70,14 @@ static const rule_t rules[] = {
      * against seg's 1.04-1.22x; reduce on 2 ranks seg 0.99-1.21x at 16 KiB
      * (binomial 0.87-0.88x), binomial 1.04-1.09x at 512 KiB and 1.65-2.03x
      * at 2-8 MiB, seg 1.66-1.85x at 32 MiB (binomial 1.38-1.42x); reduce
-     * seg 1.2-4.5x at every size on 3 and 4 ranks. */
+     * seg 1.2-4.5x at every size on 3 and 4 ranks. All-reduce from 3 ranks
+     * too: from 32 KiB the segment reduces each slice once and the ranks
+     * copy the others' slices out (seg.c), 1.68-2.90x Open MPI at 64 KiB -
+     * 64 MiB on 3 ranks (ring 0.98-2.39x), 1.62-2.46x at 256 KiB - 64 MiB on
+     * 4 (ring 1.11-1.80x). On 2 ranks the ring still ties or wins there
+     * (256 KiB - 16 MiB: ring 1.40-1.47x, seg 1.27-1.41x). */
     {PCCL_COLL_ALLREDUCE, 128 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1},
-    {PCCL_COLL_ALLREDUCE, 256 << 10, 4, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1},
     {PCCL_COLL_ALLGATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1},
     {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1},
     {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1},

@@ -840,6 +840,11 @@ static void run_matrix(pccl_coll_t coll, int quick) {
       for (size_t i = 0; i < sizeof sums / sizeof sums[0]; i++)
         run_variants(coll, sums[i], PCCL_SUM, big, K_SMALL);
       run_variants(coll, PCCL_FLOAT32, PCCL_MAX, big, K_SMALL);
+      /* one round of the node segment's two-round all-reduce (160 KiB: past
+       * its 128 KiB threshold on 2 ranks, within its 256 KiB buffer), with
+       * slices that do not divide evenly; AVG divides each slice once */
+      run_variants(coll, PCCL_FLOAT64, PCCL_SUM, 20011, K_SMALL);
+      run_variants(coll, PCCL_FLOAT64, PCCL_AVG, 20011, K_SMALL);
     } else {
       /* data movement depends on the element size only: 1, 2, 4, 8 bytes */
       const pccl_dtype_t dts[] = {PCCL_INT8, PCCL_BFLOAT16, PCCL_FLOAT32, PCCL_FLOAT64};
