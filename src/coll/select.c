@@ -82,12 +82,15 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1},
     {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1},
     {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1},
-    {PCCL_COLL_BROADCAST, 8 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1},
+    /* 2 ranks, two runs of -a seg,binomial (8 KiB-512 KiB): broadcast of
+     * 16 KiB seg 1.11x Open MPI, binomial 0.90x; reduce of 32 KiB seg
+     * 1.01-1.06x, binomial 0.77-0.87x. */
+    {PCCL_COLL_BROADCAST, 16 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1},
     /* 4 ranks on 2 cores, three runs: seg 1.08-2.68x Open MPI at 8 KiB -
      * 16 MiB (one 0.91x), binomial 0.52-2.17x; at 32 MiB 1.49-1.53x
      * against 1.16-1.71x */
     {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1},
-    {PCCL_COLL_REDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
+    {PCCL_COLL_REDUCE, 32 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
     {PCCL_COLL_REDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
     {PCCL_COLL_REDUCE, 8 << 20, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0},
     {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
