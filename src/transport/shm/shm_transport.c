@@ -68,6 +68,7 @@
  * and units of 8-16 KiB lose, 128 KiB units beat 64 and 256 KiB ones. */
 #define SHARE_MIN ((size_t)64 << 10)
 #define SHARE_CHUNK ((size_t)128 << 10)
+_Static_assert(SHARE_CHUNK <= BOUNCE_BYTES, "a fused chunk passes through the bounce buffer");
 
 enum { D_FREE = 0, D_POSTED = 1, D_DONE = 2, D_MISMATCH = 3, D_SHARED = 4 };
 
