@@ -56,9 +56,14 @@ static pccl_status_t timed_allreduce(pccl_comm_t *comm, size_t n, double *second
   return st;
 }
 
-static void test_skip(pccl_comm_t *comm) {
+/* The last rank skips an all-reduce that `algo` runs; the others time out
+ * with a message that names what they awaited and `where` (the executor's
+ * step, the node segment's round). */
+static void skip_one(pccl_comm_t *comm, const char *algo, const char *where) {
   double s;
+  char what[96];
   pccl_comm_set_timeout(comm, 2.0);
+  expect(pccl_comm_set_algo(comm, PCCL_COLL_ALLREDUCE, algo) == PCCL_OK, "force the algorithm");
   if (rank == size - 1) {
     sleep(4); /* the others give up meanwhile */
     pccl_comm_abort(comm); /* this rank knows the communicator is unusable */
@@ -68,10 +73,22 @@ static void test_skip(pccl_comm_t *comm) {
   expect(st == PCCL_ERR_TIMEOUT, "a skipped all-reduce returns PCCL_ERR_TIMEOUT");
   expect(s >= 2.0 && s < 10.0, "it gives up after the 2 s timeout, not much later");
   expect(strstr(pccl_last_error(comm), "waiting for") != NULL, "the message names what it awaited");
-  expect(strstr(pccl_last_error(comm), "step") != NULL, "the message names the step");
+  snprintf(what, sizeof what, "%s: the message names the %s", algo, where);
+  expect(strstr(pccl_last_error(comm), where) != NULL, what);
   st = timed_allreduce(comm, 10, &s);
   expect(st == PCCL_ERR_TIMEOUT && s < 0.5, "the broken communicator fails at once");
   expect(strstr(pccl_last_error(comm), "broken") != NULL, "saying it is broken");
+}
+
+static void test_skip(pccl_comm_t *comm) {
+  skip_one(comm, "ring", "step");
+  int nnodes = 0;
+  pccl_comm_t *seg = NULL;
+  if (pccl_comm_nnodes(comm, &nnodes) != PCCL_OK || nnodes != 1) return; /* no segment */
+  expect(pccl_comm_create_mpi(MPI_COMM_WORLD, &seg) == PCCL_OK, "a second communicator");
+  if (!seg) return;
+  skip_one(seg, "seg", "round");
+  expect(pccl_comm_destroy(seg) == PCCL_OK, "pccl_comm_destroy");
 }
 
 static void *abort_later(void *comm) {

@@ -18,7 +18,8 @@
  * A large message without a mapping is moved by both sides at once: the
  * receiver publishes where it goes (and, for a fused receive-reduce, its
  * local operand and the reduction) and moves the descriptor to SHARED;
- * from then on each side claims chunks from a counter in the descriptor.
+ * from then on each side claims pieces from a counter in the descriptor,
+ * half of what is left each time (at least 128 KiB, at most 1 MiB).
  * The receiver reads a chunk with process_vm_readv (folding it in through
  * the bounce buffer); the sender, which would otherwise only wait, writes
  * it with process_vm_writev, after reading the receiver's operand and
@@ -61,11 +62,12 @@
 #define NMAP 32  /* peers' allocations kept mapped */
 #define BOUNCE_BYTES ((size_t)1 << 20) /* per call, cross-memory attach pins pages: big chunks amortise it */
 
-/* A shared copy's unit of work: half the message, at most SHARE_CHUNK.
- * Smaller messages than SHARE_MIN are copied by the receiver alone: the
- * hand-over costs more than the copy there. Measured on 2 ranks (broadcast,
- * 16 KiB - 16 MiB, malloc buffers): halves gain from 64 KiB on, quarters
- * and units of 8-16 KiB lose, 128 KiB units beat 64 and 256 KiB ones. */
+/* A shared copy's least claim: half the message, at most SHARE_CHUNK
+ * (claims start larger, see claim()). Smaller messages than SHARE_MIN are
+ * copied by the receiver alone: the hand-over costs more than the copy
+ * there. Measured on 2 ranks (broadcast, 16 KiB - 16 MiB, malloc buffers):
+ * halves gain from 64 KiB on, quarters and units of 8-16 KiB lose, 128 KiB
+ * units beat 64 and 256 KiB ones. */
 #define SHARE_MIN ((size_t)64 << 10)
 #define SHARE_CHUNK ((size_t)128 << 10)
 _Static_assert(SHARE_CHUNK <= BOUNCE_BYTES, "a fused chunk passes through the bounce buffer");
@@ -82,10 +84,9 @@ typedef struct {
   /* A shared copy, set by the receiver before SHARED; on a line of its own,
    * which both sides write while the state line is polled. */
   _Alignas(64) uint64_t dst; /* in the receiver's address space */
-  uint64_t chunk;
-  uint32_t nchunks;
-  _Atomic uint32_t next;   /* the next chunk to claim */
-  _Atomic uint32_t done;   /* chunks finished (copied or failed) */
+  uint64_t chunk;          /* the least claim */
+  _Atomic uint64_t next;   /* the first byte not yet claimed */
+  _Atomic uint64_t done;   /* bytes finished (copied or failed) */
   _Atomic uint32_t failed; /* chunks that could not be copied */
   uint64_t local;          /* a fused receive's operand (receiver's address), else 0 */
   int32_t dtype, op;       /* its reduction, as kernel-table indices (not a pointer: */
@@ -331,19 +332,37 @@ static int move_chunk(pccl_shm_tp_t *t, const desc_t *d, pid_t peer, int receivi
   return copy_to(peer, d->dst + at, t->bounce, n);
 }
 
-/* Claims and moves chunks of shared work d until none is left: the
+/* Claims the next piece of shared work d: half of what is left (whole
+ * lines, at most a bounce buffer's worth), at least d->chunk. Pieces that
+ * shrink as the work runs out cost a system call each: a receiver whose
+ * sender never helps (both sides of an exchange are busy) makes a few
+ * large ones, where fixed chunks made 64 for 8 MiB; a helper still finds
+ * small ones near the end. Returns the piece's length, 0 when none is left. */
+static size_t claim(desc_t *d, size_t *at) {
+  uint64_t off = atomic_load_explicit(&d->next, memory_order_relaxed);
+  for (;;) {
+    if (off >= d->bytes) return 0;
+    uint64_t left = d->bytes - off, n = left / 2 / 64 * 64;
+    if (n > BOUNCE_BYTES) n = BOUNCE_BYTES;
+    if (n < d->chunk) n = left < d->chunk ? left : d->chunk;
+    if (atomic_compare_exchange_weak_explicit(&d->next, &off, off + n, memory_order_relaxed,
+                                              memory_order_relaxed)) {
+      *at = (size_t)off;
+      return (size_t)n;
+    }
+  }
+}
+
+/* Claims and moves pieces of shared work d until none is left: the
  * receiver reads from the sender (`peer`), the sender writes to the
  * receiver. */
 static void copy_chunks(pccl_shm_tp_t *t, desc_t *d, pid_t peer, int receiving) {
-  for (;;) {
-    uint32_t c = atomic_fetch_add_explicit(&d->next, 1, memory_order_relaxed);
-    if (c >= d->nchunks) return;
-    size_t at = (size_t)c * d->chunk;
-    size_t n = d->bytes - at < d->chunk ? d->bytes - at : d->chunk;
+  size_t at, n;
+  while ((n = claim(d, &at)) > 0) {
     if (!move_chunk(t, d, peer, receiving, at, n))
       atomic_fetch_add_explicit(&d->failed, 1, memory_order_relaxed);
     /* release: the copy is complete before it is counted */
-    atomic_fetch_add_explicit(&d->done, 1, memory_order_release);
+    atomic_fetch_add_explicit(&d->done, n, memory_order_release);
   }
 }
 
@@ -351,7 +370,7 @@ static void copy_chunks(pccl_shm_tp_t *t, desc_t *d, pid_t peer, int receiving) 
  * descriptor is then DONE), 0 while the sender still copies one. */
 static int finish_shared(pccl_shm_tp_t *t, op_t *op) {
   desc_t *d = &channel(t, op->lpeer, t->lrank)[op->desc];
-  if (atomic_load_explicit(&d->done, memory_order_acquire) < d->nchunks) return 0;
+  if (atomic_load_explicit(&d->done, memory_order_acquire) < d->bytes) return 0;
   int failed = atomic_load_explicit(&d->failed, memory_order_relaxed) != 0;
   if (!failed) PEER_WROTE((void *)(uintptr_t)d->dst, d->bytes);
   atomic_store_explicit(&d->state, failed ? D_MISMATCH : D_DONE, memory_order_release);
@@ -396,7 +415,6 @@ static int progress_recv(pccl_shm_tp_t *t, op_t *op) {
       d->msg_second = op->fold.msg_second;
       /* whole lines: a multiple of every element size */
       d->chunk = (d->bytes / 2 < SHARE_CHUNK ? d->bytes / 2 : SHARE_CHUNK) / 64 * 64;
-      d->nchunks = (uint32_t)((d->bytes + d->chunk - 1) / d->chunk);
       atomic_store_explicit(&d->next, 0, memory_order_relaxed);
       atomic_store_explicit(&d->done, 0, memory_order_relaxed);
       atomic_store_explicit(&d->failed, 0, memory_order_relaxed);
