@@ -14,39 +14,47 @@
 
 #include "interpose.h"
 
-typedef enum { KIND_SIGNED, KIND_UNSIGNED, KIND_FLOAT } kind_t;
+typedef enum { KIND_BYTES, KIND_SIGNED, KIND_UNSIGNED, KIND_FLOAT } kind_t;
 
+/* The predefined datatypes programs pass, each with the kind of number it
+ * holds (KIND_BYTES: moved, never reduced) and, found once from MPI, its
+ * size when its elements lie back to back and the pccl type of its kind
+ * and size. Both answers are looked up by handle on every call, so the
+ * commonest come first: the MPI queries they replace were a tenth of a
+ * preloaded 8-byte MPI_Reduce (perf). 16-bit integers, long double,
+ * complex, logical and pair types are not reduced: pccl has no arithmetic
+ * for them, so those calls fall back. */
 typedef struct {
   MPI_Datatype dt;
   kind_t kind;
-  int has;             /* a pccl type of this kind and size exists */
+  MPI_Count plain; /* bytes per element without padding, else -1 */
+  int reducible;   /* a pccl type of this kind and size exists */
   pccl_dtype_t pccl;
-} reducible_t;
+} predef_t;
 
-/* Predefined datatypes that might map; their sizes decide. 16-bit integers,
- * long double, complex, logical and pair types are not here: pccl has no
- * arithmetic for them, so they fall back. */
-static reducible_t reducible[] = {
-    /* the commonest first: the table is searched on every reduction */
-    {MPI_DOUBLE, KIND_FLOAT, 0, 0},         {MPI_FLOAT, KIND_FLOAT, 0, 0},
-    {MPI_INT, KIND_SIGNED, 0, 0},           {MPI_LONG, KIND_SIGNED, 0, 0},
-    {MPI_LONG_LONG, KIND_SIGNED, 0, 0},     {MPI_UNSIGNED, KIND_UNSIGNED, 0, 0},
-    {MPI_UNSIGNED_LONG, KIND_UNSIGNED, 0, 0}, {MPI_INT64_T, KIND_SIGNED, 0, 0},
-    {MPI_INT32_T, KIND_SIGNED, 0, 0},       {MPI_UINT64_T, KIND_UNSIGNED, 0, 0},
-    {MPI_DOUBLE_PRECISION, KIND_FLOAT, 0, 0}, {MPI_REAL, KIND_FLOAT, 0, 0},
-    {MPI_INTEGER, KIND_SIGNED, 0, 0},       {MPI_SIGNED_CHAR, KIND_SIGNED, 0, 0},
-    {MPI_INT8_T, KIND_SIGNED, 0, 0},        {MPI_AINT, KIND_SIGNED, 0, 0},
-    {MPI_OFFSET, KIND_SIGNED, 0, 0},        {MPI_COUNT, KIND_SIGNED, 0, 0},
-    {MPI_INTEGER1, KIND_SIGNED, 0, 0},      {MPI_INTEGER4, KIND_SIGNED, 0, 0},
-    {MPI_INTEGER8, KIND_SIGNED, 0, 0},      {MPI_UNSIGNED_CHAR, KIND_UNSIGNED, 0, 0},
-    {MPI_UNSIGNED_LONG_LONG, KIND_UNSIGNED, 0, 0}, {MPI_UINT8_T, KIND_UNSIGNED, 0, 0},
-    {MPI_UINT32_T, KIND_UNSIGNED, 0, 0},    {MPI_REAL4, KIND_FLOAT, 0, 0},
-    {MPI_REAL8, KIND_FLOAT, 0, 0},
+#define T(dt, kind) {dt, kind, -1, 0, PCCL_UINT8} /* the rest is found at first use */
+static predef_t predef[] = {
+    T(MPI_DOUBLE, KIND_FLOAT),         T(MPI_FLOAT, KIND_FLOAT),
+    T(MPI_INT, KIND_SIGNED),           T(MPI_BYTE, KIND_BYTES),
+    T(MPI_CHAR, KIND_BYTES),           T(MPI_LONG, KIND_SIGNED),
+    T(MPI_LONG_LONG, KIND_SIGNED),     T(MPI_UNSIGNED, KIND_UNSIGNED),
+    T(MPI_UNSIGNED_LONG, KIND_UNSIGNED), T(MPI_INT64_T, KIND_SIGNED),
+    T(MPI_INT32_T, KIND_SIGNED),       T(MPI_UINT64_T, KIND_UNSIGNED),
+    T(MPI_UNSIGNED_CHAR, KIND_UNSIGNED), T(MPI_UINT8_T, KIND_UNSIGNED),
+    T(MPI_SHORT, KIND_BYTES),          T(MPI_DOUBLE_PRECISION, KIND_FLOAT),
+    T(MPI_REAL, KIND_FLOAT),           T(MPI_INTEGER, KIND_SIGNED),
+    T(MPI_SIGNED_CHAR, KIND_SIGNED),   T(MPI_INT8_T, KIND_SIGNED),
+    T(MPI_AINT, KIND_SIGNED),          T(MPI_OFFSET, KIND_SIGNED),
+    T(MPI_COUNT, KIND_SIGNED),         T(MPI_INTEGER1, KIND_SIGNED),
+    T(MPI_INTEGER4, KIND_SIGNED),      T(MPI_INTEGER8, KIND_SIGNED),
+    T(MPI_UNSIGNED_LONG_LONG, KIND_UNSIGNED), T(MPI_UINT32_T, KIND_UNSIGNED),
+    T(MPI_REAL4, KIND_FLOAT),          T(MPI_REAL8, KIND_FLOAT),
 };
-enum { NREDUCIBLE = sizeof reducible / sizeof reducible[0] };
-static pthread_once_t reducible_once = PTHREAD_ONCE_INIT;
+#undef T
+enum { NPREDEF = sizeof predef / sizeof predef[0] };
+static pthread_once_t predef_once = PTHREAD_ONCE_INIT;
 
-static int pccl_type_of(kind_t kind, int size, pccl_dtype_t *out) {
+static int pccl_type_of(kind_t kind, MPI_Count size, pccl_dtype_t *out) {
   static const struct { kind_t kind; int size; pccl_dtype_t pccl; } types[] = {
       {KIND_SIGNED, 1, PCCL_INT8},     {KIND_SIGNED, 4, PCCL_INT32},
       {KIND_SIGNED, 8, PCCL_INT64},    {KIND_UNSIGNED, 1, PCCL_UINT8},
@@ -56,32 +64,6 @@ static int pccl_type_of(kind_t kind, int size, pccl_dtype_t *out) {
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     if (types[i].kind == kind && types[i].size == size) return *out = types[i].pccl, 1;
   return 0;
-}
-
-static void reducible_init(void) {
-  for (int i = 0; i < NREDUCIBLE; i++) {
-    int size = 0;
-    reducible[i].has = reducible[i].dt != MPI_DATATYPE_NULL &&
-                       PMPI_Type_size(reducible[i].dt, &size) == MPI_SUCCESS &&
-                       pccl_type_of(reducible[i].kind, size, &reducible[i].pccl);
-  }
-}
-
-int pccl_ip_reduce_dtype(MPI_Datatype dt, pccl_dtype_t *out) {
-  if (dt == MPI_DATATYPE_NULL) return 0;
-  pthread_once(&reducible_once, reducible_init);
-  for (int i = 0; i < NREDUCIBLE; i++)
-    if (reducible[i].has && reducible[i].dt == dt) return *out = reducible[i].pccl, 1;
-  return 0;
-}
-
-int pccl_ip_reduce_op(MPI_Op op, pccl_op_t *out) {
-  if (op == MPI_SUM) *out = PCCL_SUM;
-  else if (op == MPI_PROD) *out = PCCL_PROD;
-  else if (op == MPI_MIN) *out = PCCL_MIN;
-  else if (op == MPI_MAX) *out = PCCL_MAX;
-  else return 0;
-  return 1;
 }
 
 /* Whether `count` elements of `dt` are their bytes, back to back, from the
@@ -97,37 +79,47 @@ static int is_plain_query(size_t count, MPI_Datatype dt) {
          PMPI_Type_get_extent_x(dt, &lb, &extent) == MPI_SUCCESS && size == extent && lb == 0;
 }
 
-/* The predefined types programs pass most, the commonest first, with their
- * sizes where they have no padding (else -1), asked of MPI once: found by
- * handle, they spare a call three MPI queries (perf: a tenth of a preloaded
- * 8-byte MPI_Reduce). */
-static struct {
-  MPI_Datatype dt;
-  MPI_Count size;
-} plain[] = {
-    {MPI_DOUBLE, -1}, {MPI_FLOAT, -1},         {MPI_INT, -1},          {MPI_BYTE, -1},
-    {MPI_CHAR, -1},   {MPI_LONG, -1},          {MPI_LONG_LONG, -1},    {MPI_UNSIGNED, -1},
-    {MPI_UNSIGNED_LONG, -1}, {MPI_UNSIGNED_CHAR, -1}, {MPI_INT64_T, -1}, {MPI_INT32_T, -1},
-    {MPI_UINT64_T, -1}, {MPI_UINT8_T, -1},     {MPI_SHORT, -1},        {MPI_DOUBLE_PRECISION, -1},
-    {MPI_REAL, -1},   {MPI_INTEGER, -1},
-};
-enum { NPLAIN = sizeof plain / sizeof plain[0] };
-static pthread_once_t plain_once = PTHREAD_ONCE_INIT;
-
-static void plain_init(void) {
-  for (int i = 0; i < NPLAIN; i++) {
-    MPI_Count size;
-    if (plain[i].dt != MPI_DATATYPE_NULL && is_plain_query(2, plain[i].dt) &&
-        PMPI_Type_size_x(plain[i].dt, &size) == MPI_SUCCESS && size > 0)
-      plain[i].size = size;
+static void predef_init(void) {
+  for (int i = 0; i < NPREDEF; i++) {
+    predef_t *p = &predef[i];
+    MPI_Count size = 0;
+    p->plain = -1;
+    if (p->dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(p->dt, &size) != MPI_SUCCESS) continue;
+    if (size > 0 && is_plain_query(2, p->dt)) p->plain = size;
+    p->reducible = p->kind != KIND_BYTES && pccl_type_of(p->kind, size, &p->pccl);
   }
 }
 
+/* The table's entry for dt, or NULL. */
+static const predef_t *predef_of(MPI_Datatype dt) {
+  if (dt == MPI_DATATYPE_NULL) return NULL;
+  pthread_once(&predef_once, predef_init);
+  for (int i = 0; i < NPREDEF; i++)
+    if (predef[i].dt == dt) return &predef[i];
+  return NULL;
+}
+
+int pccl_ip_reduce_dtype(MPI_Datatype dt, pccl_dtype_t *out) {
+  const predef_t *p = predef_of(dt);
+  if (!p || !p->reducible) return 0;
+  *out = p->pccl;
+  return 1;
+}
+
+int pccl_ip_reduce_op(MPI_Op op, pccl_op_t *out) {
+  if (op == MPI_SUM) *out = PCCL_SUM;
+  else if (op == MPI_PROD) *out = PCCL_PROD;
+  else if (op == MPI_MIN) *out = PCCL_MIN;
+  else if (op == MPI_MAX) *out = PCCL_MAX;
+  else return 0;
+  return 1;
+}
+
+/* Bytes per element of dt when they lie back to back and dt is in the
+ * table, else -1. */
 static MPI_Count plain_size(MPI_Datatype dt) {
-  pthread_once(&plain_once, plain_init);
-  for (int i = 0; i < NPLAIN; i++)
-    if (plain[i].dt == dt) return plain[i].size;
-  return -1;
+  const predef_t *p = predef_of(dt);
+  return p ? p->plain : -1;
 }
 
 /* count elements of `size` bytes, SIZE_MAX when that overflows */
