@@ -3,7 +3,8 @@
  *
  * Every access (step, buffer, range, read or write) is recorded per buffer. A
  * new access scans that buffer's earlier accesses backwards: a read depends on
- * overlapping writes, a write on overlapping reads and writes. The scan of a
+ * overlapping writes (and visits only writes), a write on overlapping reads
+ * and writes. The scan of a
  * range stops at the first earlier write that covers it whole, since that
  * write already depends on everything before it that touched the range. Reads
  * of SEND need no scan unless SEND and RECV overlap: nothing else writes SEND.
@@ -23,7 +24,10 @@ typedef struct {
   size_t off, end;
   uint32_t step;
   uint32_t write;
+  size_t prev_write; /* the write recorded before this access; NO_ACCESS if none */
 } access_t;
+
+#define NO_ACCESS SIZE_MAX
 
 typedef struct {
   size_t off, end;
@@ -34,6 +38,7 @@ typedef struct {
   size_t n, cap;
   span_t *span; /* the union of v's ranges: sorted, disjoint, not adjacent */
   size_t nspan, span_cap;
+  size_t last_write; /* index in v of the latest write; NO_ACCESS if none */
 } access_list_t;
 
 struct pccl_sb {
@@ -191,25 +196,44 @@ static int touch(access_list_t *l, size_t off, size_t end) {
   return 1;
 }
 
-/* Adds the dependencies of a new access, then records it. */
+/* Whether earlier access a orders the new one: it overlaps, belongs to
+ * another step, and one of the two writes. Adds the dependency; returns
+ * whether a is a write covering [off, end), which ends the scan. */
+static int depend(pccl_sb_t *sb, size_t first_dep, uint32_t step, const access_t *a, size_t off,
+                  size_t end, int write) {
+  if (a->end <= off || a->off >= end || a->step == step) return 0;
+  if (!a->write && !write) return 0;
+  add_dep(sb, first_dep, a->step);
+  return a->write && a->off <= off && a->end >= end;
+}
+
+/* Adds the dependencies of a new access, then records it. A read needs only
+ * the writes, which are chained (prev_write) so that the scan skips the
+ * reads between them: without that, a shuffle's n reads of one staging
+ * buffer would each scan all the reads before it. */
 static void track(pccl_sb_t *sb, size_t first_dep, uint32_t step, pccl_region_t r, int write) {
   r = canonical(sb, r);
   if (r.len == 0) return;
   if (r.buf == PCCL_BUF_SEND && !write && !sb->aliased) return; /* nothing writes SEND */
   access_list_t *l = &sb->acc[r.buf];
   size_t off = r.off, end = r.off + r.len;
-  for (size_t i = touched(l, off, end) ? l->n : 0; i-- > 0;) {
-    const access_t *a = &l->v[i];
-    if (a->end <= off || a->off >= end || a->step == step) continue;
-    if (!a->write && !write) continue;
-    add_dep(sb, first_dep, a->step);
-    if (a->write && a->off <= off && a->end >= end) break;
+  if (!l->n) l->last_write = NO_ACCESS;
+  if (!touched(l, off, end)) {
+    /* nothing to scan */
+  } else if (write) {
+    for (size_t i = l->n; i-- > 0;)
+      if (depend(sb, first_dep, step, &l->v[i], off, end, 1)) break;
+  } else {
+    for (size_t i = l->last_write; i != NO_ACCESS; i = l->v[i].prev_write)
+      if (depend(sb, first_dep, step, &l->v[i], off, end, 0)) break;
   }
   if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof(access_t)) || !touch(l, off, end)) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
-  l->v[l->n++] = (access_t){off, end, step, (uint32_t)write};
+  l->v[l->n] = (access_t){off, end, step, (uint32_t)write, l->last_write};
+  if (write) l->last_write = l->n;
+  l->n++;
 }
 
 static void add_step(pccl_sb_t *sb, pccl_step_t st) {
