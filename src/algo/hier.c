@@ -113,19 +113,29 @@ static pccl_group_t node_group(const layout_t *L) {
 }
 
 /* Copies between rank order (at `ranked`) and a staging order (at
- * `staged`): order[0 .. p) are the ranks whose blocks follow each other there. */
+ * `staged`): order[0 .. p) are the ranks whose blocks follow each other
+ * there. A run of blocks of one length, evenly spaced on both sides (one
+ * local index's blocks, node after node, on nodes of one size), is one
+ * step: the shuffle then takes steps in proportion to the ranks of a node,
+ * not of the job. */
 static void shuffle(pccl_sb_t *sb, const size_t *boff, const int *order, int p,
                     pccl_place_t ranked, pccl_place_t staged, int to_ranked) {
   size_t pos = boff[0];
-  for (int i = 0; i < p; i++) {
-    int x = order[i];
-    pccl_region_t r = pccl_rg(ranked.buf, ranked.off + boff[x], blen(boff, x));
-    pccl_region_t s = pccl_rg(staged.buf, staged.off + pos, r.len);
+  for (int i = 0, j; i < p; i = j) {
+    size_t len = blen(boff, order[i]);
+    long long step = i + 1 < p ? (long long)boff[order[i + 1]] - (long long)boff[order[i]] : 0;
+    for (j = i + 1; j < p && blen(boff, order[j]) == len &&
+                    (long long)boff[order[j]] - (long long)boff[order[j - 1]] == step;
+         j++) {
+    }
+    if (j - i > 1 && step < (long long)len) j = i + 1; /* not apart: one block */
+    pccl_region_t r = pccl_rg(ranked.buf, ranked.off + boff[order[i]], len);
+    pccl_region_t s = pccl_rg(staged.buf, staged.off + pos, len);
     if (to_ranked)
-      pccl_sb_copy(sb, r, s);
+      pccl_sb_copy_blocks(sb, r, (size_t)step, s, len, (uint32_t)(j - i));
     else
-      pccl_sb_copy(sb, s, r);
-    pos += r.len;
+      pccl_sb_copy_blocks(sb, s, len, r, (size_t)step, (uint32_t)(j - i));
+    pos += (size_t)(j - i) * len;
   }
 }
 

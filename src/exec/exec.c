@@ -178,6 +178,20 @@ static pccl_status_t start_varlen(pccl_exec_t *x, uint32_t id, const pccl_step_t
                           &x->zbytes[st->slot], id);
 }
 
+/* A COPY step: one run, or arg blocks at the strides the schedule keeps. */
+static pccl_status_t copy_blocks(pccl_exec_t *x, const pccl_step_t *st) {
+  size_t bytes = st->dst.len * x->elem_size;
+  if (st->arg <= 1) return x->local->copy(x, addr(x, st->dst), addr(x, st->src), bytes);
+  const size_t *stride = x->sched->stride + 2 * (size_t)st->tag;
+  char *dst = addr(x, st->dst);
+  const char *src = addr(x, st->src);
+  pccl_status_t rc = PCCL_OK;
+  for (int32_t i = 0; i < st->arg && rc == PCCL_OK; i++)
+    rc = x->local->copy(x, dst + (size_t)i * stride[0] * x->elem_size,
+                        src + (size_t)i * stride[1] * x->elem_size, bytes);
+  return rc;
+}
+
 /* Starts one step; local steps also finish here. */
 static pccl_status_t start(pccl_exec_t *x, uint32_t id) {
   const pccl_step_t *st = &x->sched->steps[id];
@@ -198,7 +212,7 @@ static pccl_status_t start(pccl_exec_t *x, uint32_t id) {
       rc = x->local->reduce(x, addr(x, st->dst), addr(x, st->src), addr(x, st->src2), st->dst.len);
       break;
     case PCCL_STEP_COPY:
-      rc = x->local->copy(x, addr(x, st->dst), addr(x, st->src), st->dst.len * x->elem_size);
+      rc = copy_blocks(x, st);
       break;
     case PCCL_STEP_DIVIDE:
       rc = x->local->divide(x, addr(x, st->dst), st->dst.len, st->arg);

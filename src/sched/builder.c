@@ -20,8 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The elements an access touches: [off, end), or with stride > 0 the
+ * blocks of len elements starting every stride elements from off on, the
+ * last one ending at end. */
 typedef struct {
-  size_t off, end;
+  size_t off, end, len, stride;
+} extent_t;
+
+typedef struct {
+  extent_t x;
   uint32_t step;
   uint32_t write;
   size_t prev_write; /* the write recorded before this access; NO_ACCESS if none */
@@ -59,6 +66,8 @@ struct pccl_sb {
   size_t tmp_elems;
   uint32_t *perm;
   size_t nperm, perm_cap;
+  size_t *stride;
+  size_t nstride, stride_cap;
   void **scratch;
   size_t nscratch;
   uint32_t nslots, lossy_stages;
@@ -111,6 +120,7 @@ void pccl_sb_destroy(pccl_sb_t *sb) {
   free(sb->send_seq);
   free(sb->recv_seq);
   free(sb->perm);
+  free(sb->stride);
   for (size_t i = 0; i < sb->nscratch; i++) free(sb->scratch[i]);
   free(sb->scratch);
   free(sb);
@@ -196,42 +206,65 @@ static int touch(access_list_t *l, size_t off, size_t end) {
   return 1;
 }
 
-/* Whether earlier access a orders the new one: it overlaps, belongs to
- * another step, and one of the two writes. Adds the dependency; returns
- * whether a is a write covering [off, end), which ends the scan. */
-static int depend(pccl_sb_t *sb, size_t first_dep, uint32_t step, const access_t *a, size_t off,
-                  size_t end, int write) {
-  if (a->end <= off || a->off >= end || a->step == step) return 0;
-  if (!a->write && !write) return 0;
-  add_dep(sb, first_dep, a->step);
-  return a->write && a->off <= off && a->end >= end;
+/* Whether blocked extent b has an element in [off, end). */
+static int blocks_meet(const extent_t *b, size_t off, size_t end) {
+  size_t first = off < b->off + b->len ? 0 : (off - b->off - b->len) / b->stride + 1;
+  size_t at = b->off + first * b->stride;
+  return at < b->end && at < end;
 }
 
-/* Adds the dependencies of a new access, then records it. A read needs only
- * the writes, which are chained (prev_write) so that the scan skips the
- * reads between them: without that, a shuffle's n reads of one staging
- * buffer would each scan all the reads before it. */
-static void track(pccl_sb_t *sb, size_t first_dep, uint32_t step, pccl_region_t r, int write) {
+/* Whether two extents share an element. Two blocked ones of one stride are
+ * compared by their blocks' places within the stride (ignoring where the
+ * runs stop, which the bounds have checked); of different strides they are
+ * taken to meet (a dependency too many, never one too few). */
+static int meet(const extent_t *a, const extent_t *b) {
+  if (a->end <= b->off || b->end <= a->off) return 0;
+  if (!a->stride && !b->stride) return 1;
+  if (!a->stride) return blocks_meet(b, a->off, a->end);
+  if (!b->stride) return blocks_meet(a, b->off, b->end);
+  if (a->stride != b->stride) return 1;
+  size_t s = a->stride, r = (b->off % s + s - a->off % s) % s; /* b's blocks start r after a's */
+  return r < a->len || s - r < b->len;
+}
+
+/* Adds the dependency on earlier access a if it orders the new one, x: they
+ * meet, belong to different steps, and one of them writes. Returns whether
+ * a is a write covering x, which ends the scan. */
+static int depend(pccl_sb_t *sb, size_t first_dep, uint32_t step, const access_t *a,
+                  const extent_t *x, int write) {
+  if (a->step == step || (!a->write && !write) || !meet(&a->x, x)) return 0;
+  add_dep(sb, first_dep, a->step);
+  return a->write && !a->x.stride && a->x.off <= x->off && a->x.end >= x->end;
+}
+
+/* Adds the dependencies of a new access to r (with stride, nblocks blocks of
+ * r.len elements), then records it. A read needs only the writes, which are
+ * chained (prev_write) so that the scan skips the reads between them:
+ * without that, a shuffle's n reads of one staging buffer would each scan
+ * all the reads before it. */
+static void track(pccl_sb_t *sb, size_t first_dep, uint32_t step, pccl_region_t r, size_t stride,
+                  uint32_t nblocks, int write) {
   r = canonical(sb, r);
   if (r.len == 0) return;
   if (r.buf == PCCL_BUF_SEND && !write && !sb->aliased) return; /* nothing writes SEND */
   access_list_t *l = &sb->acc[r.buf];
-  size_t off = r.off, end = r.off + r.len;
+  if (nblocks < 2) stride = 0;
+  extent_t x = {r.off, r.off + (stride ? (size_t)(nblocks - 1) * stride : 0) + r.len, r.len, stride};
   if (!l->n) l->last_write = NO_ACCESS;
-  if (!touched(l, off, end)) {
+  if (!touched(l, x.off, x.end)) {
     /* nothing to scan */
   } else if (write) {
     for (size_t i = l->n; i-- > 0;)
-      if (depend(sb, first_dep, step, &l->v[i], off, end, 1)) break;
+      if (depend(sb, first_dep, step, &l->v[i], &x, 1)) break;
   } else {
     for (size_t i = l->last_write; i != NO_ACCESS; i = l->v[i].prev_write)
-      if (depend(sb, first_dep, step, &l->v[i], off, end, 0)) break;
+      if (depend(sb, first_dep, step, &l->v[i], &x, 0)) break;
   }
-  if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof(access_t)) || !touch(l, off, end)) {
+  if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof(access_t)) || !touch(l, x.off, x.end)) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
-  l->v[l->n] = (access_t){off, end, step, (uint32_t)write, l->last_write};
+  l->v[l->n] = (access_t){x, step, (uint32_t)write, l->last_write};
   if (write) l->last_write = l->n;
   l->n++;
 }
@@ -243,15 +276,22 @@ static void add_step(pccl_sb_t *sb, pccl_step_t st) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
-  uint32_t id = sb->nsteps;
+  uint32_t id = sb->nsteps, nb = 1;
+  size_t dst_stride = 0, src_stride = 0;
+  if (st.kind == PCCL_STEP_COPY && st.arg > 1) {
+    nb = (uint32_t)st.arg;
+    dst_stride = sb->stride[2 * (size_t)st.tag];
+    src_stride = sb->stride[2 * (size_t)st.tag + 1];
+  }
   st.dep_off = sb->ndeps;
   /* Reads first, then the writes, so a reduce onto its own input is one
    * access pair. A fused receive writes its staging region (src). */
-  track(sb, st.dep_off, id, st.src,
+  track(sb, st.dep_off, id, st.src, src_stride, nb,
         st.kind == PCCL_STEP_RECV_REDUCE || st.kind == PCCL_STEP_PERMUTE);
-  track(sb, st.dep_off, id, st.src2, 0);
-  if (st.kind == PCCL_STEP_DIVIDE || st.kind == PCCL_STEP_PERMUTE) track(sb, st.dep_off, id, st.dst, 0);
-  track(sb, st.dep_off, id, st.dst, 1);
+  track(sb, st.dep_off, id, st.src2, 0, 1, 0);
+  if (st.kind == PCCL_STEP_DIVIDE || st.kind == PCCL_STEP_PERMUTE)
+    track(sb, st.dep_off, id, st.dst, 0, 1, 0);
+  track(sb, st.dep_off, id, st.dst, dst_stride, nb, 1);
   st.ndeps = (uint32_t)(sb->ndeps - st.dep_off);
   sb->steps[sb->nsteps++] = st;
 }
@@ -339,6 +379,34 @@ void pccl_sb_copy(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t src) {
   pccl_step_t st = step_of(PCCL_STEP_COPY);
   st.dst = dst;
   st.src = src;
+  add_step(sb, st);
+}
+
+void pccl_sb_copy_blocks(pccl_sb_t *sb, pccl_region_t dst, size_t dst_stride, pccl_region_t src,
+                         size_t src_stride, uint32_t nblocks) {
+  if (sb->status != PCCL_OK || dst.len == 0 || nblocks == 0) return;
+  if (src.len != dst.len || (nblocks > 1 && (dst_stride < dst.len || src_stride < src.len)) ||
+      nblocks > INT32_MAX) {
+    sb->status = PCCL_ERR_INTERNAL;
+    return;
+  }
+  if (nblocks == 1 || (dst_stride == dst.len && src_stride == src.len)) { /* one run */
+    pccl_sb_copy(sb, pccl_rg((pccl_buf_t)dst.buf, dst.off, dst.len * nblocks),
+                 pccl_rg((pccl_buf_t)src.buf, src.off, src.len * nblocks));
+    return;
+  }
+  if (sb->nstride / 2 > INT32_MAX ||
+      !grow((void **)&sb->stride, &sb->stride_cap, sb->nstride + 2, sizeof(size_t))) {
+    sb->status = PCCL_ERR_NO_MEMORY;
+    return;
+  }
+  pccl_step_t st = step_of(PCCL_STEP_COPY);
+  st.dst = dst;
+  st.src = src;
+  st.arg = (int32_t)nblocks;
+  st.tag = (int32_t)(sb->nstride / 2);
+  sb->stride[sb->nstride++] = dst_stride;
+  sb->stride[sb->nstride++] = src_stride;
   add_step(sb, st);
 }
 
@@ -470,6 +538,8 @@ pccl_status_t pccl_sb_finish(pccl_sb_t *sb, pccl_sched_t *out) {
     out->tmp_elems = sb->tmp_elems;
     out->perm = sb->perm;
     out->nperm = sb->nperm;
+    out->stride = sb->stride;
+    sb->stride = NULL;
     out->nslots = sb->nslots;
     out->lossy_stages = sb->lossy_stages;
     sb->perm = NULL;
@@ -489,5 +559,6 @@ void pccl_sched_free(pccl_sched_t *s) {
   free(s->succ);
   free(s->succ_off);
   free(s->perm);
+  free(s->stride);
   memset(s, 0, sizeof(*s));
 }

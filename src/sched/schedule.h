@@ -32,7 +32,11 @@ typedef enum {
   PCCL_STEP_SEND = 0,   /* send src to peer */
   PCCL_STEP_RECV = 1,   /* receive from peer into dst */
   PCCL_STEP_REDUCE = 2, /* dst = src op src2 (dst may equal either exactly) */
-  PCCL_STEP_COPY = 3,   /* dst = src */
+  /* dst = src. With arg > 1, arg blocks of dst.len elements (dst and src
+   * name the first): block i is copied from src.off + i * src_stride to
+   * dst.off + i * dst_stride, the strides at sched->stride[2 tag + 1] and
+   * [2 tag] (a shuffle's run of blocks as one step). */
+  PCCL_STEP_COPY = 3,
   PCCL_STEP_DIVIDE = 4, /* dst = dst / arg (the AVG op's last step) */
   /* dst = message op src2 (src2 op message with PCCL_STEP_MSG_SECOND): a
    * receive fused with its reduction. src is the staging region the message
@@ -81,6 +85,7 @@ typedef struct {
   size_t tmp_elems; /* TMP buffer the schedule needs, in elements */
   uint32_t *perm;   /* the PERMUTE steps' cycles */
   size_t nperm;
+  size_t *stride;   /* the block COPY steps' strides: dst, src */
   uint32_t nslots;  /* compressed slots */
   uint32_t lossy_stages; /* compressions that can feed one result element */
 } pccl_sched_t;
@@ -118,6 +123,11 @@ void pccl_sb_reduce(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t a, pccl_regi
 void pccl_sb_recv_reduce(pccl_sb_t *sb, int peer, pccl_region_t dst, pccl_region_t staging,
                          pccl_region_t local, int msg_second);
 void pccl_sb_copy(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t src);
+/* Copies nblocks blocks of dst.len elements, block i from src.off + i *
+ * src_stride to dst.off + i * dst_stride (dst and src name block 0). The
+ * blocks of each side must not overlap one another (stride >= length). */
+void pccl_sb_copy_blocks(pccl_sb_t *sb, pccl_region_t dst, size_t dst_stride, pccl_region_t src,
+                         size_t src_stride, uint32_t nblocks);
 void pccl_sb_divide(pccl_sb_t *sb, pccl_region_t dst, int divisor);
 /* Reorders the nblocks equal blocks of dst in place so that block x is the
  * one now at src_of[x]; scratch is one block of TMP. */

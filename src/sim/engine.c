@@ -22,6 +22,16 @@
  * the slots it waits for are held only by transfers on the wire, which always
  * finish, so the model adds no deadlock of its own.
  *
+ * With classes (classes.c) the graph holds node 0's ranks only; a message
+ * to another node's rank waits on, and takes, the receive slots of that
+ * rank's class and the NIC of its class's node, which by the symmetry are in
+ * the same state.
+ *
+ * A send that finds its gap not over reschedules itself for the gap's end;
+ * k sends of one rank waiting so cost O(k^2) events. The device radix bounds
+ * k where a profile sets it; a profile without one, simulating a compressed
+ * algorithm's many small chunks, pays for it.
+ *
  * Events are kept in a binary heap ordered by (time, creation order):
  * O(M log M) for M steps. */
 #include <stdio.h>
@@ -136,8 +146,14 @@ static int level_of(const engine_t *e, int a, int b) {
   return a / per == b / per ? PCCL_LEVEL_INTRA : PCCL_LEVEL_INTER;
 }
 
+/* With classes, the state of rank r and of its NIC are its class's. */
+static rank_state_t *state_of(const engine_t *e, int r) {
+  return &e->rank[pccl__sim_class_of(e->g, r)];
+}
+
 static nic_state_t *nic_of(const engine_t *e, int r) {
   int per = e->g->ranks_per_node, nics = e->p->nics_per_node;
+  r = pccl__sim_class_of(e->g, r);
   return &e->nic[(size_t)(r / per) * (size_t)nics + (size_t)(r % per % nics)];
 }
 
@@ -184,7 +200,7 @@ static void start_send(engine_t *e, uint32_t i, double t) {
 static void inject(engine_t *e, uint32_t i, double t) {
   const pccl_sim_step_t *s = &e->g->step[i];
   int lvl = level_of(e, s->rank, s->peer), nr = e->p->node_radix;
-  rank_state_t *from = &e->rank[s->rank], *to = &e->rank[s->peer];
+  rank_state_t *from = &e->rank[s->rank], *to = state_of(e, s->peer);
   if (t < from->inject_free[lvl]) {
     push(e, from->inject_free[lvl], i, EV_INJECT);
     return;
@@ -223,7 +239,7 @@ static void drain(engine_t *e, queue_t *q, const int *in_flight, int limit, doub
 static void wire_done(engine_t *e, uint32_t i, double t) {
   const pccl_sim_step_t *s = &e->g->step[i];
   int dr = e->p->device_radix, nr = e->p->node_radix;
-  rank_state_t *from = &e->rank[s->rank], *to = &e->rank[s->peer];
+  rank_state_t *from = &e->rank[s->rank], *to = state_of(e, s->peer);
   from->sends--;
   to->recvs--;
   while (room(from->sends, dr) && from->send_wait.head != PCCL_SIM_NIL)

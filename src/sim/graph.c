@@ -1,6 +1,8 @@
 /* graph.c - builds the simulator's graph: every rank's schedule generated as
  * the library generates it (src/coll/coll.c), converted at once into compact
- * steps and freed, then each send paired with its receive.
+ * steps and freed, then each send paired with its receive. Where the
+ * schedules are alike on every node up to a renaming of the nodes, only node
+ * 0's ranks are generated and simulated (classes.c).
  *
  * Step bytes: a message's region, a local step's destination, a compression's
  * source (its destination is the slot). A compressed stream (a VARLEN send or
@@ -12,8 +14,9 @@
  *
  * Pairing follows MPI's ordering rule and ignores tags (they wrap): the n-th
  * send from a to b feeds the n-th receive at b whose peer is a, in step
- * order. Sends are sorted stably by destination, receives by source and then
- * by receiver (counting sorts, linear in messages plus ranks), which puts
+ * order. Sends and receives are sorted stably by sender and then by receiver
+ * (counting sorts, linear in messages plus ranks; with classes, a send's
+ * receiver is its peer's class and its sender the virtual one), which puts
  * both lists in (receiver, sender, order) order; walking them side by side
  * pairs them, and the first place they differ names the pair of ranks whose
  * counts disagree. */
@@ -79,6 +82,7 @@ static uint64_t step_bytes(builder_t *b, const pccl_step_t *st, size_t elem_size
   size_t elems = st->kind == PCCL_STEP_SEND || st->kind == PCCL_STEP_COMPRESS ? st->src.len
                                                                                : st->dst.len;
   if (st->kind == PCCL_STEP_NODE) elems = st->src.len + st->dst.len; /* copied in, then out */
+  if (st->kind == PCCL_STEP_COPY && st->arg > 1) elems *= (size_t)st->arg; /* blocks */
   if (!(st->flags & PCCL_STEP_VARLEN)) return (uint64_t)elems * elem_size;
   size_t count = slot_count(b, elems);
   if (count == SIZE_MAX) return UINT64_MAX;
@@ -115,16 +119,24 @@ static pccl_status_t append_rank(builder_t *b, const pccl_sched_t *s, int r, siz
   return PCCL_OK;
 }
 
-/* Rank r's schedule, as coll.c's generate() builds it. */
-static pccl_status_t generate(const pccl_sim_case_t *c, int k, const pccl_topo_t *topo, int r,
-                              pccl_sched_t *out) {
+typedef struct {
+  const pccl_sim_case_t *c;
+  int k;
+  const pccl_topo_t *topo;
+  size_t full_max_steps; /* see pccl__sim_graph_build */
+} gen_ctx_t;
+
+/* Rank r's schedule, as coll.c's generate() builds it (a pccl_sim_gen_fn). */
+static pccl_status_t generate(void *ctx, int r, pccl_sched_t *out) {
+  const gen_ctx_t *x = ctx;
+  const pccl_sim_case_t *c = x->c;
   pccl_sb_t *sb;
   pccl_status_t st =
       pccl_sb_create(c->nranks, r, c->elem_size, 0, 0, PCCL_SIM_MAX_MSG_BYTES, &sb);
   if (st != PCCL_OK) return st;
   pccl_coll_args_t a = {.coll = c->coll, .nranks = c->nranks, .rank = r, .root = 0,
-                        .count = c->count, .inplace = 0, .topo = topo,
-                        .intra = PCCL_INTRA_RING, .k = k};
+                        .count = c->count, .inplace = 0, .topo = x->topo,
+                        .intra = PCCL_INTRA_RING, .k = x->k};
   st = c->algo->generate(sb, &a);
   if (st != PCCL_OK) {
     pccl_sb_destroy(sb);
@@ -150,18 +162,29 @@ static pccl_status_t make_topo(int nranks, int per_node, pccl_topo_t *t) {
 
 /* ---- pairing -------------------------------------------------------------- */
 
-/* Stable counting sort of step indices by rank (by_peer 0) or peer (1). */
+/* The two ends of a message step as the pairing sees them: a receive is
+ * at its rank, from its peer; a send is at its peer's class, from the
+ * virtual sender (classes.c; the send's own rank and peer in a full graph). */
+static int receiver(const pccl_sim_graph_t *g, const pccl_sim_step_t *s) {
+  return s->kind == PCCL_STEP_SEND ? pccl__sim_class_of(g, s->peer) : s->rank;
+}
+
+static int sender(const pccl_sim_graph_t *g, const pccl_sim_step_t *s) {
+  return s->kind == PCCL_STEP_SEND ? pccl__sim_virtual_sender(g, s->rank, s->peer) : s->peer;
+}
+
+/* Stable counting sort of step indices by receiver (by_sender 0) or sender (1). */
 static void sort_by(const pccl_sim_graph_t *g, const uint32_t *in, uint32_t *out, size_t n,
-                    int by_peer, size_t *count) {
+                    int by_sender, size_t *count) {
   memset(count, 0, ((size_t)g->nranks + 1) * sizeof(size_t));
   for (size_t i = 0; i < n; i++) {
     const pccl_sim_step_t *s = &g->step[in[i]];
-    count[(by_peer ? s->peer : s->rank) + 1]++;
+    count[(by_sender ? sender(g, s) : receiver(g, s)) + 1]++;
   }
   for (int r = 0; r < g->nranks; r++) count[r + 1] += count[r];
   for (size_t i = 0; i < n; i++) {
     const pccl_sim_step_t *s = &g->step[in[i]];
-    out[count[by_peer ? s->peer : s->rank]++] = in[i];
+    out[count[by_sender ? sender(g, s) : receiver(g, s)]++] = in[i];
   }
 }
 
@@ -172,7 +195,7 @@ static pccl_status_t pair(pccl_sim_graph_t *g, const uint32_t *snd, size_t ns, c
   for (; i < ns && i < nr; i++) {
     pccl_sim_step_t *s = &g->step[snd[i]];
     const pccl_sim_step_t *r = &g->step[rcv[i]];
-    if (s->peer != r->rank || s->rank != r->peer) break;
+    if (receiver(g, s) != r->rank || sender(g, s) != r->peer) break;
     if (s->bytes != r->bytes) {
       say(msg, len, "rank %d sends %llu bytes to rank %d, which receives %llu there", (int)s->rank,
           (unsigned long long)s->bytes, (int)s->peer, (unsigned long long)r->bytes);
@@ -183,7 +206,8 @@ static pccl_status_t pair(pccl_sim_graph_t *g, const uint32_t *snd, size_t ns, c
   if (i == ns && i == nr) return PCCL_OK;
   const pccl_sim_step_t *s = i < ns ? &g->step[snd[i]] : NULL;
   const pccl_sim_step_t *r = i < nr ? &g->step[rcv[i]] : NULL;
-  int send_extra = !r || (s && (s->peer < r->rank || (s->peer == r->rank && s->rank < r->peer)));
+  int send_extra = !r || (s && (receiver(g, s) < r->rank ||
+                                (receiver(g, s) == r->rank && sender(g, s) < r->peer)));
   if (send_extra)
     say(msg, len, "rank %d sends more messages to rank %d than that rank receives from it",
         (int)s->rank, (int)s->peer);
@@ -218,9 +242,10 @@ pccl_status_t pccl__sim_graph_match(pccl_sim_graph_t *g, char *msg, size_t len) 
       if (is_receive(g->step[i].kind)) rcv[b++] = i;
     }
     sort_by(g, snd, snd_sorted, ns, 1, count);
+    sort_by(g, snd_sorted, snd, ns, 0, count);
     sort_by(g, rcv, tmp, nr, 1, count);
     sort_by(g, tmp, rcv, nr, 0, count);
-    st = pair(g, snd_sorted, ns, rcv, nr, msg, len);
+    st = pair(g, snd, ns, rcv, nr, msg, len);
     g->nmessages = ns;
   }
   free(snd);
@@ -242,33 +267,65 @@ void pccl__sim_graph_free(pccl_sim_graph_t *g) {
   memset(g, 0, sizeof(*g));
 }
 
-static pccl_status_t add_all_ranks(const pccl_sim_case_t *c, int k, const pccl_topo_t *topo,
-                                   builder_t *b, char *msg, size_t len) {
-  for (int r = 0; r < c->nranks; r++) {
+static pccl_status_t generate_failed(const gen_ctx_t *x, int r, pccl_status_t st, char *msg,
+                                     size_t len) {
+  say(msg, len, "%s %s: generating rank %d's schedule: %s", pccl_coll_name(x->c->coll),
+      x->c->algo->name, r, pccl_status_string(st));
+  return st;
+}
+
+static pccl_status_t append_failed(int r, pccl_status_t st, char *msg, size_t len) {
+  if (st == PCCL_ERR_UNSUPPORTED)
+    say(msg, len, "more than 2^32 - 2 steps or dependencies");
+  else if (st == PCCL_ERR_INTERNAL)
+    say(msg, len, "rank %d's schedule has a compressed slot no element count fits", r);
+  else
+    say(msg, len, "out of memory at rank %d's schedule", r);
+  return st;
+}
+
+/* Every rank's schedule, each converted and freed at once. */
+static pccl_status_t add_all_ranks(gen_ctx_t *x, builder_t *b, char *msg, size_t len) {
+  for (int r = 0; r < x->c->nranks; r++) {
     pccl_sched_t s;
-    pccl_status_t st = generate(c, k, topo, r, &s);
-    if (st != PCCL_OK) {
-      say(msg, len, "%s %s: generating rank %d's schedule: %s", pccl_coll_name(c->coll),
-          c->algo->name, r, pccl_status_string(st));
-      return st;
-    }
-    st = append_rank(b, &s, r, c->elem_size);
+    pccl_status_t st = generate(x, r, &s);
+    if (st != PCCL_OK) return generate_failed(x, r, st, msg, len);
+    st = append_rank(b, &s, r, x->c->elem_size);
     pccl_sched_free(&s);
-    if (st != PCCL_OK) {
-      if (st == PCCL_ERR_UNSUPPORTED)
-        say(msg, len, "more than 2^32 - 2 steps or dependencies");
-      else if (st == PCCL_ERR_INTERNAL)
-        say(msg, len, "rank %d's schedule has a compressed slot no element count fits", r);
-      else
-        say(msg, len, "out of memory at rank %d's schedule", r);
-      return st;
-    }
+    if (st != PCCL_OK) return append_failed(r, st, msg, len);
   }
   return PCCL_OK;
 }
 
-pccl_status_t pccl__sim_graph_build(const pccl_sim_case_t *c, int k, pccl_sim_graph_t *g,
-                                    char *msg, size_t len) {
+/* Node 0's ranks only, when the schedules are alike on every node up to a
+ * renaming (classes.c); otherwise leaves the graph empty and g->sym NONE. */
+static pccl_status_t add_classes(gen_ctx_t *x, builder_t *b, char *msg, size_t len) {
+  pccl_sim_graph_t *g = b->g;
+  int per = g->ranks_per_node;
+  if (per > g->nranks / 2) return PCCL_OK; /* one node: nothing to save */
+  pccl_sched_t *rep = calloc((size_t)per, sizeof(*rep));
+  if (!rep) return append_failed(0, PCCL_ERR_NO_MEMORY, msg, len);
+  pccl_status_t st = PCCL_OK;
+  int r = 0;
+  for (; r < per && st == PCCL_OK; r++) st = generate(x, r, &rep[r]);
+  if (st != PCCL_OK) r--; /* the one that failed holds nothing */
+  size_t whole = 0; /* the whole job's steps: node 0's, once per node */
+  for (int i = 0; i < r; i++) whole += rep[i].nsteps;
+  whole *= (size_t)(g->nranks / per);
+  if (st == PCCL_OK && whole > x->full_max_steps)
+    st = pccl__sim_find_symmetry(g, rep, generate, x);
+  if (st != PCCL_OK) generate_failed(x, 0, st, msg, len);
+  for (int i = 0; i < r && st == PCCL_OK && g->sym; i++) {
+    st = append_rank(b, &rep[i], i, x->c->elem_size);
+    if (st != PCCL_OK) append_failed(i, st, msg, len);
+  }
+  for (int i = 0; i < r; i++) pccl_sched_free(&rep[i]);
+  free(rep);
+  return st;
+}
+
+pccl_status_t pccl__sim_graph_build(const pccl_sim_case_t *c, int k, size_t full_max_steps,
+                                    pccl_sim_graph_t *g, char *msg, size_t len) {
   memset(g, 0, sizeof(*g));
   g->nranks = c->nranks;
   g->ranks_per_node = c->ranks_per_node;
@@ -287,7 +344,9 @@ pccl_status_t pccl__sim_graph_build(const pccl_sim_case_t *c, int k, pccl_sim_gr
   }
   builder_t b = {.g = g, .sizer = sizer, .ratio = c->ratio > 0 ? c->ratio : 1.0,
                  .last_cap = SIZE_MAX, .last_count = SIZE_MAX};
-  st = add_all_ranks(c, k, &topo, &b, msg, len);
+  gen_ctx_t x = {c, k, &topo, full_max_steps};
+  st = c->full ? PCCL_OK : add_classes(&x, &b, msg, len);
+  if (st == PCCL_OK && !g->sym) st = add_all_ranks(&x, &b, msg, len);
   pccl_sb_destroy(sizer);
   pccl_topo_free(&topo);
   if (st != PCCL_OK) pccl__sim_graph_free(g);

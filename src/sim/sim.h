@@ -75,12 +75,20 @@ typedef struct {
   size_t count;     /* elements, as the collective's count argument */
   size_t elem_size; /* bytes */
   double ratio;     /* compressed streams: 0 or >= 1, see above */
+  /* 1: simulate every rank. 0: where every node's schedules are node 0's
+   * up to a renaming of the nodes (checked on a sample of nodes), simulate
+   * node 0's ranks only, one per class of ranks that go through the same
+   * states (src/sim/classes.c): always on a profile without radices, where
+   * the prediction is the same, else only above 2^24 steps in all, where
+   * the two may differ (sim.c). */
+  int full;
 } pccl_sim_case_t;
 
 typedef struct {
   double seconds;     /* when the last rank finishes */
-  size_t nmessages;   /* point-to-point messages simulated */
+  size_t nmessages;   /* point-to-point messages of all ranks */
   size_t nsteps;      /* steps of all ranks */
+  int classes;        /* ranks simulated, one per class; 0: every rank */
   double gen_wall;    /* wall-clock seconds spent generating the schedules */
   double sim_wall;    /* wall-clock seconds spent matching and simulating */
   char message[PCCL_PROFILE_TEXT]; /* why pccl_sim_run failed; "" on success */

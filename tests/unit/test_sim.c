@@ -756,6 +756,88 @@ static void test_profile_mutations(void) {
   expect(bad == 0, "mutated profiles: OK or PCCL_ERR_CONFIG, and OK ones pass the check");
 }
 
+/* ---- rank classes ---------------------------------------------------------- */
+
+/* Simulates c on p in full and by classes; returns whether both ran with the
+ * same counts (the whole job's either way), and the two times, with whether
+ * classes were taken. */
+static int both_ways(const pccl_profile_t *p, pccl_sim_case_t c, double *full, double *fast,
+                     int *classes) {
+  pccl_sim_result_t r;
+  c.full = 1;
+  if (pccl_sim_run(p, &c, &r) != PCCL_OK) return 0;
+  *full = r.seconds;
+  size_t steps = r.nsteps, msgs = r.nmessages;
+  c.full = 0;
+  if (pccl_sim_run(p, &c, &r) != PCCL_OK) return 0;
+  *fast = r.seconds;
+  *classes = r.classes;
+  return r.nsteps == steps && r.nmessages == msgs;
+}
+
+/* Where no two transfers can queue for a slot (radices off), simulating
+ * one rank per class must give the full simulation's time exactly, for
+ * every algorithm and layout; and the shortcut must be taken where it
+ * applies (rings, recursive doubling, their two-level forms) and not on
+ * nodes of unequal size. */
+static void test_classes_exact(void) {
+  pccl_profile_t p = base_profile();
+  p.gamma = 1.0 / 10e9;
+  p.copy = 1.0 / 20e9;
+  p.nics_per_node = 2;
+  int layouts[][2] = {{32, 4}, {48, 4}, {64, 8}, {128, 8}, {36, 8}};
+  size_t counts[] = {1000, (size_t)300 << 20}; /* the second splits messages at 1 GiB */
+  int taken = 0, ring_taken = 0, hier_taken = 0, uneven_taken = 0;
+  for (int i = 0; i < PCCL_ALGO_COUNT; i++)
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+      for (size_t n = 0; n < 2; n++) {
+        const pccl_algo_t *a = &pccl_algos[i];
+        if (a->generate == pccl_gen_seg) continue;
+        if (n == 1 && (a->coll != PCCL_COLL_ALLGATHER || a->lossy)) continue; /* see engine.c */
+        pccl_sim_case_t c = {a->coll, a, 0, layouts[l][0], layouts[l][1], counts[n], 4, 0, 0};
+        double full = -1, fast = -2;
+        int classes = 0;
+        int ran = both_ways(&p, c, &full, &fast, &classes);
+        char what[200];
+        snprintf(what, sizeof what, "classes: %s %s p=%d per node %d count %zu: %.17g s, full %.17g s",
+                 pccl_coll_name(a->coll), a->name, c.nranks, c.ranks_per_node, c.count, fast, full);
+        expect(ran && fast == full, what);
+        taken += classes > 0;
+        if (classes && strcmp(a->name, "ring") == 0) ring_taken++;
+        if (classes && strcmp(a->name, "hier_recdbl") == 0) hier_taken++;
+        if (classes && c.nranks % c.ranks_per_node) uneven_taken++;
+      }
+  printf("  classes taken in %d cases\n", taken);
+  expect(ring_taken > 0 && hier_taken > 0, "classes: taken for ring and hier_recdbl");
+  expect(uneven_taken == 0, "classes: never with nodes of unequal size");
+}
+
+/* A ring everywhere but on the last node, whose ranks add a copy: the
+ * check must find that node and simulate every rank. */
+static pccl_status_t gen_odd_node(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  pccl_status_t st = pccl_gen_allgather_ring(sb, a);
+  if (st == PCCL_OK && a->topo->node_of[a->rank] == a->topo->nnodes - 1)
+    pccl_sb_copy(sb, pccl_rg(PCCL_BUF_RECV, 0, 1), pccl_rg(PCCL_BUF_RECV, a->count, 1));
+  return st;
+}
+
+static void test_classes_refused(void) {
+  static const pccl_algo_t odd = {.coll = PCCL_COLL_ALLGATHER, .name = "odd",
+                                  .generate = gen_odd_node};
+  pccl_profile_t p = base_profile();
+  p.copy = 1.0 / 20e9;
+  pccl_sim_case_t c = {PCCL_COLL_ALLGATHER, &odd, 0, 64, 8, 1000, 4, 0, 0};
+  double full = -1, fast = -2;
+  int classes = -1;
+  expect(both_ways(&p, c, &full, &fast, &classes) && classes == 0 && fast == full,
+         "classes: refused where one node's schedules differ");
+  /* With a slot limit, a job small enough is simulated whole. */
+  p.node_radix = 1;
+  c.algo = pccl_algo_find(PCCL_COLL_ALLGATHER, "ring");
+  expect(both_ways(&p, c, &full, &fast, &classes) && classes == 0 && fast == full,
+         "classes: not for a small job where transfers may queue");
+}
+
 int main(void) {
   test_ring_allgather();
   test_recdbl_allgather();
@@ -771,6 +853,8 @@ int main(void) {
   test_unpaired();
   test_all_algorithms();
   test_sim_seg();
+  test_classes_exact();
+  test_classes_refused();
   test_profile_good();
   test_profile_bad();
   test_profile_compress();

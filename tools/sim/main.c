@@ -31,6 +31,7 @@ typedef struct {
   size_t min_bytes, max_bytes;
   int factor;
   double ratio; /* compression ratio of the lossy algorithms' streams */
+  int full;     /* --sim full */
   pccl_choice_t choice[MAX_ALGOS];
   int nchoices;
 } options_t;
@@ -57,6 +58,10 @@ static void usage(FILE *out) {
         "  -t DTYPE             element type: int8, uint8, int32, uint32, int64, uint64,\n"
         "                       float16, bfloat16, float32 (or float), float64 (or double)\n"
         "                       (default float32)\n"
+        "  --sim MODE           auto (default): where every node's schedules are node\n"
+        "                       0's up to a renaming of the nodes, simulate node 0's\n"
+        "                       ranks only (the same prediction; docs/simulator.md);\n"
+        "                       full: simulate every rank\n"
         "  --csv FILE           also write the results as CSV to FILE\n"
         "  -h, --help           show this help\n"
         "exit status: 0 success, 1 a simulation failed, 2 bad arguments or profile\n",
@@ -144,6 +149,8 @@ static int apply(options_t *o, const char *flag, const char *v, char *err) {
     ok = pccl_cli_int(v, 2, INT_MAX, &o->factor);
   else if (strcmp(flag, "--ratio") == 0)
     ok = pccl_cli_real(v, 1.0, DBL_MAX, &o->ratio);
+  else if (strcmp(flag, "--sim") == 0)
+    ok = (o->full = strcmp(v, "full") == 0) || strcmp(v, "auto") == 0;
   else {
     snprintf(err, ERR_LEN, "unknown option '%s' (see --help)", flag);
     return 0;
@@ -199,7 +206,7 @@ static int simulate_size(const options_t *o, const pccl_profile_t *p, size_t byt
   for (int i = 0; i < o->nchoices; i++) {
     const pccl_choice_t *ch = &o->choice[i];
     pccl_sim_case_t c = {o->coll, ch->algo, ch->k, o->nranks, o->ranks_per_node, count, esize,
-                         o->ratio};
+                         o->ratio, o->full};
     pccl_sim_result_t r;
     pccl_status_t st = pccl_sim_run(p, &c, &r);
     int k = ch->k;
