@@ -344,8 +344,9 @@ static pccl_status_t init_engine(engine_t *e, const pccl_profile_t *p, pccl_sim_
   return PCCL_OK;
 }
 
-pccl_status_t pccl__sim_engine_run(const pccl_profile_t *p, pccl_sim_graph_t *g, double *seconds,
-                                   char *msg, size_t len) {
+pccl_status_t pccl__sim_engine_run(const pccl_profile_t *p, pccl_sim_graph_t *g,
+                                   const pccl_sim_case_t *c, double *seconds, char *msg,
+                                   size_t len) {
   engine_t e;
   pccl_status_t st = init_engine(&e, p, g);
   if (st == PCCL_OK) {
@@ -353,7 +354,11 @@ pccl_status_t pccl__sim_engine_run(const pccl_profile_t *p, pccl_sim_graph_t *g,
       for (uint32_t i = 0; i < g->nsteps; i++)
         if (g->step[i].pending == 0 && is_message(&g->step[i]) == !local) ready(&e, i, 0.0);
     event_t ev;
-    while (!e.oom && pop(&e, &ev)) dispatch(&e, &ev);
+    for (uint64_t n = 1; !e.oom && pop(&e, &ev); n++) {
+      dispatch(&e, &ev);
+      if (c->progress && n % (1u << 22) == 0)
+        c->progress(c->progress_ctx, "simulating", e.ndone, g->nsteps);
+    }
   }
   if (st != PCCL_OK || e.oom) {
     snprintf(msg, len, "out of memory simulating %u steps", g->nsteps);

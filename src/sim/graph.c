@@ -286,7 +286,9 @@ static pccl_status_t append_failed(int r, pccl_status_t st, char *msg, size_t le
 
 /* Every rank's schedule, each converted and freed at once. */
 static pccl_status_t add_all_ranks(gen_ctx_t *x, builder_t *b, char *msg, size_t len) {
-  for (int r = 0; r < x->c->nranks; r++) {
+  const pccl_sim_case_t *c = x->c;
+  for (int r = 0; r < c->nranks; r++) {
+    if (c->progress && r % 1024 == 0) c->progress(c->progress_ctx, "generating", (size_t)r, (size_t)c->nranks);
     pccl_sched_t s;
     pccl_status_t st = generate(x, r, &s);
     if (st != PCCL_OK) return generate_failed(x, r, st, msg, len);

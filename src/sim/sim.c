@@ -77,7 +77,7 @@ pccl_status_t pccl_sim_run(const pccl_profile_t *p, const pccl_sim_case_t *c,
   st = pccl__sim_graph_match(&g, out->message, sizeof out->message);
   out->nmessages = g.nmessages * copies;
   if (st == PCCL_OK)
-    st = pccl__sim_engine_run(p, &g, &out->seconds, out->message, sizeof out->message);
+    st = pccl__sim_engine_run(p, &g, c, &out->seconds, out->message, sizeof out->message);
   out->sim_wall = now() - t1;
   pccl__sim_graph_free(&g);
   return st;

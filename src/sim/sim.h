@@ -82,6 +82,10 @@ typedef struct {
    * the prediction is the same, else only above 2^24 steps in all, where
    * the two may differ (sim.c). */
   int full;
+  /* Called now and then on a long run (NULL: never): `phase` is
+   * "generating" or "simulating", `done` of `total` ranks or steps. */
+  void (*progress)(void *ctx, const char *phase, size_t done, size_t total);
+  void *progress_ctx;
 } pccl_sim_case_t;
 
 typedef struct {

@@ -64,9 +64,10 @@ pccl_status_t pccl__sim_graph_build(const pccl_sim_case_t *c, int k, size_t full
 pccl_status_t pccl__sim_graph_match(pccl_sim_graph_t *g, char *msg, size_t msglen);
 void pccl__sim_graph_free(pccl_sim_graph_t *g);
 
-/* Runs the graph on profile p; *seconds is when the last step completes.
- * Consumes the graph's pending counts and flags. */
+/* Runs the graph of case c on profile p; *seconds is when the last step
+ * completes. Consumes the graph's pending counts and flags. */
 pccl_status_t pccl__sim_engine_run(const pccl_profile_t *p, pccl_sim_graph_t *g,
-                                   double *seconds, char *msg, size_t msglen);
+                                   const pccl_sim_case_t *c, double *seconds, char *msg,
+                                   size_t msglen);
 
 #endif /* PCCL_SIM_GRAPH_H */

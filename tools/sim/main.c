@@ -6,7 +6,11 @@
  * scatter, scatter, gather or all-to-all is count x nranks x element size,
  * of the others count x element size; bus bandwidth uses nccl-tests' factors.
  * The compressed (lossy) algorithms run like the others; their streams are
- * assumed to compress by --ratio. */
+ * assumed to compress by --ratio. Each row gives the run's wall times, its
+ * peak memory (the process's resident high-water mark, reset before each
+ * run through /proc/self/clear_refs where Linux allows it, else the
+ * process's peak so far) and how many ranks were simulated ("all", or one
+ * per class); runs longer than a few seconds report progress on stderr. */
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "config.h"
@@ -193,6 +198,49 @@ static double bus_factor(pccl_coll_t c, int n) {
   return (double)(n - 1) / n;
 }
 
+/* ---- progress and memory ------------------------------------------------- */
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct {
+  const char *algo;
+  size_t bytes;
+  double start, last; /* when the run began, when progress was last shown */
+} progress_t;
+
+/* Shows where a run is, first after 5 s, then at most every 5 s. */
+static void show_progress(void *ctx, const char *phase, size_t done, size_t total) {
+  progress_t *pr = ctx;
+  double t = now();
+  if (t - pr->start < 5 || t - pr->last < 5) return;
+  pr->last = t;
+  fprintf(stderr, "pccl-sim: %s at %zu bytes: %s, %zu of %zu %s (%.0f s)\n", pr->algo, pr->bytes,
+          phase, done, total, strcmp(phase, "generating") == 0 ? "ranks" : "steps", t - pr->start);
+}
+
+/* Resets the resident high-water mark; 0 where the kernel does not allow it. */
+static int reset_peak(void) {
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  if (!f) return 0;
+  int ok = fputs("5", f) >= 0;
+  return fclose(f) == 0 && ok;
+}
+
+/* The resident high-water mark in MiB (VmHWM); -1 if unknown. */
+static double peak_mib(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  double kib = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "VmHWM: %lf kB", &kib) == 1) break;
+  if (f) fclose(f);
+  return kib < 0 ? -1 : kib / 1024;
+}
+
 static int simulate_size(const options_t *o, const pccl_profile_t *p, size_t bytes, FILE *csv) {
   size_t esize = pccl_dtype_size(o->dtype);
   size_t mult = whole_vector(o->coll) ? (size_t)o->nranks : 1;
@@ -205,10 +253,13 @@ static int simulate_size(const options_t *o, const pccl_profile_t *p, size_t byt
   int nnodes = (o->nranks + o->ranks_per_node - 1) / o->ranks_per_node, failed = 0;
   for (int i = 0; i < o->nchoices; i++) {
     const pccl_choice_t *ch = &o->choice[i];
+    progress_t pr = {ch->algo->name, bytes, now(), 0};
     pccl_sim_case_t c = {o->coll, ch->algo, ch->k, o->nranks, o->ranks_per_node, count, esize,
-                         o->ratio, o->full};
+                         o->ratio, o->full, show_progress, &pr};
     pccl_sim_result_t r;
+    reset_peak();
     pccl_status_t st = pccl_sim_run(p, &c, &r);
+    double peak = peak_mib();
     int k = ch->k;
     if (st != PCCL_OK) {
       fprintf(stderr, "pccl-sim: %s %s k=%d at %zu bytes: %s: %s\n", pccl_coll_name(o->coll),
@@ -218,15 +269,17 @@ static int simulate_size(const options_t *o, const pccl_profile_t *p, size_t byt
     }
     double algbw = r.seconds > 0 ? (double)bytes / r.seconds / 1e9 : 0;
     double busbw = algbw * bus_factor(o->coll, o->nranks);
-    printf("%12zu %12zu  %-14s %4d %12.3f %9.3f %9.3f %10zu %11zu %8.3f %8.3f\n", bytes, count,
-           ch->algo->name, k, r.seconds * 1e6, algbw, busbw, r.nmessages, r.nsteps, r.gen_wall,
-           r.sim_wall);
+    char ranks[16];
+    snprintf(ranks, sizeof ranks, r.classes ? "%d" : "all", r.classes);
+    printf("%12zu %12zu  %-14s %4d %12.3f %9.3f %9.3f %10zu %11zu %8.3f %8.3f %8.0f %6s\n", bytes,
+           count, ch->algo->name, k, r.seconds * 1e6, algbw, busbw, r.nmessages, r.nsteps,
+           r.gen_wall, r.sim_wall, peak, ranks);
     fflush(stdout);
     if (csv)
-      fprintf(csv, "%s,%s,%d,%d,%d,%zu,%.6f,%.6f,%.6f,%zu,%zu,%zu,%.4f,%.4f,%d,%g\n",
+      fprintf(csv, "%s,%s,%d,%d,%d,%zu,%.6f,%.6f,%.6f,%zu,%zu,%zu,%.4f,%.4f,%d,%g,%.0f,%d\n",
               pccl_coll_name(o->coll), ch->algo->name, k, o->nranks, nnodes, bytes,
               r.seconds * 1e6, algbw, busbw, count, r.nmessages, r.nsteps, r.gen_wall, r.sim_wall,
-              ch->algo->lossy, ch->algo->lossy ? o->ratio : 1.0);
+              ch->algo->lossy, ch->algo->lossy ? o->ratio : 1.0, peak, r.classes);
   }
   return failed;
 }
@@ -250,13 +303,14 @@ static int run(const options_t *o, const pccl_profile_t *p, FILE *csv) {
   printf("# pccl-sim: profile %s, %d ranks, %d per node (%d nodes), %s, %s\n", p->name,
          o->nranks, o->ranks_per_node, nnodes, pccl_coll_name(o->coll), pccl_dtype_name(o->dtype));
   print_lossy(o, p);
-  printf("#%11s %12s  %-14s %4s %12s %9s %9s %10s %11s %8s %8s\n", "size(B)", "count",
-         "algorithm", "k", "time_us", "algbw", "busbw", "messages", "steps", "gen_s", "sim_s");
-  printf("#%11s %12s  %-14s %4s %12s %9s %9s %10s %11s %8s %8s\n", "", "(elements)", "", "",
-         "(predicted)", "(GB/s)", "(GB/s)", "", "", "(wall)", "(wall)");
+  printf("#%11s %12s  %-14s %4s %12s %9s %9s %10s %11s %8s %8s %8s %6s\n", "size(B)", "count",
+         "algorithm", "k", "time_us", "algbw", "busbw", "messages", "steps", "gen_s", "sim_s",
+         "peak", "ranks");
+  printf("#%11s %12s  %-14s %4s %12s %9s %9s %10s %11s %8s %8s %8s %6s\n", "", "(elements)", "",
+         "", "(predicted)", "(GB/s)", "(GB/s)", "", "", "(wall)", "(wall)", "(MiB)", "(sim)");
   if (csv)
     fputs("collective,algorithm,k,nranks,nnodes,bytes,time_us,algbw_gbs,busbw_gbs,count,"
-          "messages,steps,gen_wall_s,sim_wall_s,lossy,ratio\n", csv);
+          "messages,steps,gen_wall_s,sim_wall_s,lossy,ratio,peak_mib,classes\n", csv);
   for (size_t bytes = o->min_bytes; bytes <= o->max_bytes;) {
     failed |= simulate_size(o, p, bytes, csv);
     if (bytes > SIZE_MAX / (size_t)o->factor) break;

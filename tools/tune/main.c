@@ -203,7 +203,8 @@ static int best_at(const pccl_profile_t *p, const pccl_choice_t *cand, int ncand
   int best = -1;
   double best_t = 0;
   for (int i = 0; i < ncand; i++) {
-    pccl_sim_case_t c = {coll, cand[i].algo, cand[i].k, nranks, rpn, count, esize, ratio, 0};
+    pccl_sim_case_t c = {.coll = coll, .algo = cand[i].algo, .k = cand[i].k, .nranks = nranks,
+                         .ranks_per_node = rpn, .count = count, .elem_size = esize, .ratio = ratio};
     pccl_sim_result_t r;
     if (pccl_sim_run(p, &c, &r) != PCCL_OK) {
       fprintf(stderr, "pccl-tune: simulating %s %s:%d on %d ranks at %zu bytes failed\n",
