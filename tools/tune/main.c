@@ -140,7 +140,8 @@ static int parse_args(int argc, char **argv, options_t *o, char *err) {
 }
 
 /* The candidates for one collective on a layout: the plain algorithms, and
- * for the lossy calls the compressed ones too. */
+ * for the lossy calls the compressed ones too; not the node segment's
+ * (seg) across nodes, where it cannot run. */
 static int candidates(const options_t *o, pccl_coll_t coll, int lossy, int nranks, int nnodes,
                       pccl_choice_t *out) {
   int n = 0;
@@ -148,6 +149,7 @@ static int candidates(const options_t *o, pccl_coll_t coll, int lossy, int nrank
     const pccl_algo_t *a = &pccl_algos[i];
     int hier = strncmp(a->name, "hier_", 5) == 0;
     if (a->coll != coll || (a->lossy && !lossy) || (hier && nnodes < 2)) continue;
+    if (a->generate == pccl_gen_seg && nnodes > 1) continue;
     if (!a->kset) {
       if (n < MAX_CANDS) out[n++] = (pccl_choice_t){a, a->k};
       continue;
