@@ -18,7 +18,8 @@
  * recvbuf == sendbuf + rank*count; all-to-all with sendbuf == recvbuf;
  * scatter with recvbuf == sendbuf + rank*count at the root, gather with
  * sendbuf == recvbuf + rank*count at the root.
- * Buffers must be aligned to their element size. Any other overlap between
+ * Buffers must be aligned to their element size (a pair type's: its C
+ * struct's alignment). Any other overlap between
  * the send and receive buffers is an error (PCCL_ERR_INVALID_ARGUMENT).
  *
  * A communicator is used by one thread at a time, like an MPI communicator.
@@ -63,6 +64,10 @@ typedef enum {
                                     broken */
 } pccl_status_t;
 
+/* Datatypes. Values are fixed; new ones are only appended. The pair types
+ * are the C structs below (value first, then an int32 index, with the
+ * padding C gives them); they reduce with PCCL_MAXLOC and PCCL_MINLOC only.
+ * PCCL_BOOL is C's bool (one byte holding 0 or 1). */
 typedef enum {
   PCCL_INT8 = 0,
   PCCL_UINT8 = 1,
@@ -74,20 +79,52 @@ typedef enum {
   PCCL_BFLOAT16 = 7, /* bfloat16 */
   PCCL_FLOAT32 = 8,
   PCCL_FLOAT64 = 9,
+  PCCL_INT16 = 10,
+  PCCL_UINT16 = 11,
+  PCCL_BOOL = 12,
+  PCCL_FLOAT_INT = 13,  /* pccl_float_int_t, as MPI_FLOAT_INT */
+  PCCL_DOUBLE_INT = 14, /* pccl_double_int_t, as MPI_DOUBLE_INT */
+  PCCL_INT64_INT = 15,  /* pccl_int64_int_t, as MPI_LONG_INT where long has 64 bits */
+  PCCL_INT32_INT = 16,  /* pccl_int32_int_t, as MPI_2INT */
+  PCCL_INT16_INT = 17,  /* pccl_int16_int_t, as MPI_SHORT_INT */
   PCCL_DTYPE_COUNT
 } pccl_dtype_t;
 
-/* Reductions. Integer sum and prod wrap around in two's complement.
- * float16/bfloat16 are reduced through float32, rounded to nearest even.
- * AVG is the sum divided by the number of ranks (integer division for
- * integer types). MIN/MAX of equal zeros or with a NaN operand give one of
- * the operands or a NaN, unspecified which. */
+/* The (value, index) pairs of PCCL_MAXLOC / PCCL_MINLOC. */
+typedef struct { float value; int32_t index; } pccl_float_int_t;
+typedef struct { double value; int32_t index; } pccl_double_int_t;
+typedef struct { int64_t value; int32_t index; } pccl_int64_int_t;
+typedef struct { int32_t value; int32_t index; } pccl_int32_int_t;
+typedef struct { int16_t value; int32_t index; } pccl_int16_int_t;
+
+/* Reductions, and the datatypes each is defined on (any other pair is
+ * PCCL_ERR_INVALID_OP):
+ * - SUM, PROD, MIN, MAX, AVG: integers and floats. Integer sum and prod wrap
+ *   around in two's complement. float16/bfloat16 are reduced through
+ *   float32, rounded to nearest even. AVG is the sum divided by the number
+ *   of ranks (integer division for integer types). MIN/MAX of equal zeros
+ *   or with a NaN operand give one of the operands or a NaN, unspecified
+ *   which.
+ * - LAND, LOR, LXOR: integers and PCCL_BOOL; an element is true when it is
+ *   not zero, and the result is 1 or 0.
+ * - BAND, BOR, BXOR: integers, bit by bit.
+ * - MAXLOC, MINLOC: the pair types; the largest (smallest) value, and of
+ *   equal values the smallest index, as MPI defines them. With a NaN value
+ *   the result is one of the operands, unspecified which. */
 typedef enum {
   PCCL_SUM = 0,
   PCCL_PROD = 1,
   PCCL_MIN = 2,
   PCCL_MAX = 3,
   PCCL_AVG = 4,
+  PCCL_LAND = 5,
+  PCCL_LOR = 6,
+  PCCL_LXOR = 7,
+  PCCL_BAND = 8,
+  PCCL_BOR = 9,
+  PCCL_BXOR = 10,
+  PCCL_MAXLOC = 11,
+  PCCL_MINLOC = 12,
   PCCL_OP_COUNT
 } pccl_op_t;
 
@@ -128,6 +165,9 @@ PCCL_API const char *pccl_coll_name(pccl_coll_t coll);
 
 /* Size in bytes of one element; 0 for an unknown datatype. */
 PCCL_API size_t pccl_dtype_size(pccl_dtype_t dtype);
+
+/* 1 when op is defined on dtype (see pccl_op_t), else 0. */
+PCCL_API int pccl_op_supported(pccl_dtype_t dtype, pccl_op_t op);
 
 /* ---- memory ------------------------------------------------------------ */
 

@@ -66,9 +66,10 @@ static pccl_status_t check_buffer(pccl_comm_t *comm, const call_t *c, const void
                                   const char *name) {
   const char *api = infos[c->coll].api;
   if (!buf) return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "%s is NULL (count %zu)", name, c->count);
-  if ((uintptr_t)buf & (c->esize - 1)) /* element sizes are powers of two */
+  size_t align = pccl_dtype_align(c->dtype);
+  if ((uintptr_t)buf & (align - 1)) /* alignments are powers of two */
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
-                       "%s %p is not aligned to the %zu bytes of %s", name, buf, c->esize,
+                       "%s %p is not aligned to the %zu bytes of %s", name, buf, align,
                        pccl_dtype_name(c->dtype));
   return PCCL_OK;
 }
@@ -123,6 +124,9 @@ static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) 
     return pccl__error(comm, PCCL_ERR_INVALID_DTYPE, api, "unknown datatype %d", (int)c->dtype);
   if (info->reduces && (unsigned)c->op >= PCCL_OP_COUNT)
     return pccl__error(comm, PCCL_ERR_INVALID_OP, api, "unknown reduction operation %d", (int)c->op);
+  if (info->reduces && !pccl_op_supported(c->dtype, c->op))
+    return pccl__error(comm, PCCL_ERR_INVALID_OP, api, "op %s is not defined on %s (see pccl_op_t)",
+                       pccl_op_name(c->op), pccl_dtype_name(c->dtype));
   if (info->rooted && (c->root < 0 || c->root >= size))
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "root %d is not a rank of 0..%d",
                        c->root, size - 1);

@@ -11,28 +11,47 @@
 #include "gpu_internal.cuh"
 
 /* Element functors: F::T is the storage type, F::op(x, y) the result. */
-#define NATIVE_OPS(tag, C, W)                                                                  \
-  struct sum_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_NATIVE(C, W, PCCL_OP_SUM, x, y); } };  \
-  struct prod_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_NATIVE(C, W, PCCL_OP_PROD, x, y); } }; \
-  struct min_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_NATIVE(C, C, PCCL_OP_MIN, x, y); } };  \
-  struct max_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_NATIVE(C, C, PCCL_OP_MAX, x, y); } };  \
-  struct div_##tag { typedef C T; __device__ static C op(C x, int d) { return PCCL_DIV_NATIVE(C, x, d); } };
+#define FUNCTOR(name, tag, C, EXPR) \
+  struct name##_##tag { typedef C T; __device__ static C op(C x, C y) { return EXPR; } };
+#define DIV_FUNCTOR(tag, C, EXPR) \
+  struct div_##tag { typedef C T; __device__ static C op(C x, int d) { return EXPR; } };
 
-#define FLOAT_OPS(tag, C, W)                                                                                     \
-  struct sum_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_FLOAT(PCCL_CANON_##tag, PCCL_OP_SUM, x, y); } };  \
-  struct prod_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_FLOAT(PCCL_CANON_##tag, PCCL_OP_PROD, x, y); } }; \
-  struct min_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_FLOAT(PCCL_PICK, PCCL_OP_MIN, x, y); } };  \
-  struct max_##tag { typedef C T; __device__ static C op(C x, C y) { return PCCL_ELEM_FLOAT(PCCL_PICK, PCCL_OP_MAX, x, y); } };  \
-  struct div_##tag { typedef C T; __device__ static C op(C x, int d) { return PCCL_DIV_FLOAT(PCCL_CANON_##tag, x, d); } };
+#define NATIVE_OPS(tag, C, W)                                              \
+  FUNCTOR(sum, tag, C, PCCL_ELEM_NATIVE(C, W, PCCL_OP_SUM, x, y))          \
+  FUNCTOR(prod, tag, C, PCCL_ELEM_NATIVE(C, W, PCCL_OP_PROD, x, y))        \
+  FUNCTOR(min, tag, C, PCCL_ELEM_NATIVE(C, C, PCCL_OP_MIN, x, y))          \
+  FUNCTOR(max, tag, C, PCCL_ELEM_NATIVE(C, C, PCCL_OP_MAX, x, y))          \
+  FUNCTOR(land, tag, C, PCCL_ELEM_LOGICAL(C, PCCL_OP_LAND, x, y))          \
+  FUNCTOR(lor, tag, C, PCCL_ELEM_LOGICAL(C, PCCL_OP_LOR, x, y))            \
+  FUNCTOR(lxor, tag, C, PCCL_ELEM_LOGICAL(C, PCCL_OP_LXOR, x, y))          \
+  FUNCTOR(band, tag, C, PCCL_ELEM_NATIVE(C, W, PCCL_OP_BAND, x, y))        \
+  FUNCTOR(bor, tag, C, PCCL_ELEM_NATIVE(C, W, PCCL_OP_BOR, x, y))          \
+  FUNCTOR(bxor, tag, C, PCCL_ELEM_NATIVE(C, W, PCCL_OP_BXOR, x, y))        \
+  DIV_FUNCTOR(tag, C, PCCL_DIV_NATIVE(C, x, d))
+
+#define FLOAT_OPS(tag, C, W)                                                     \
+  FUNCTOR(sum, tag, C, PCCL_ELEM_FLOAT(PCCL_CANON_##tag, PCCL_OP_SUM, x, y))     \
+  FUNCTOR(prod, tag, C, PCCL_ELEM_FLOAT(PCCL_CANON_##tag, PCCL_OP_PROD, x, y))   \
+  FUNCTOR(min, tag, C, PCCL_ELEM_FLOAT(PCCL_PICK, PCCL_OP_MIN, x, y))            \
+  FUNCTOR(max, tag, C, PCCL_ELEM_FLOAT(PCCL_PICK, PCCL_OP_MAX, x, y))            \
+  DIV_FUNCTOR(tag, C, PCCL_DIV_FLOAT(PCCL_CANON_##tag, x, d))
 
 #define HALF_ELEM(tag, FROM, OP, x, y) PCCL_ELEM_HALF(PCCL_TO_F32_##tag, FROM, OP, x, y)
-#define HALF_OPS(tag, C, W)                                                                             \
-  struct sum_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_FROM_F32_CANON_##tag, PCCL_OP_SUM, x, y); } };  \
-  struct prod_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_FROM_F32_CANON_##tag, PCCL_OP_PROD, x, y); } }; \
-  struct min_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_FROM_F32_##tag, PCCL_OP_MIN, x, y); } };  \
-  struct max_##tag { typedef C T; __device__ static C op(C x, C y) { return HALF_ELEM(tag, PCCL_FROM_F32_##tag, PCCL_OP_MAX, x, y); } };  \
-  struct div_##tag { typedef C T; __device__ static C op(C x, int d) {                                 \
-    return PCCL_DIV_HALF(PCCL_TO_F32_##tag, PCCL_FROM_F32_CANON_##tag, x, d); } };
+#define HALF_OPS(tag, C, W)                                                            \
+  FUNCTOR(sum, tag, C, HALF_ELEM(tag, PCCL_FROM_F32_CANON_##tag, PCCL_OP_SUM, x, y))   \
+  FUNCTOR(prod, tag, C, HALF_ELEM(tag, PCCL_FROM_F32_CANON_##tag, PCCL_OP_PROD, x, y)) \
+  FUNCTOR(min, tag, C, HALF_ELEM(tag, PCCL_FROM_F32_##tag, PCCL_OP_MIN, x, y))         \
+  FUNCTOR(max, tag, C, HALF_ELEM(tag, PCCL_FROM_F32_##tag, PCCL_OP_MAX, x, y))         \
+  DIV_FUNCTOR(tag, C, PCCL_DIV_HALF(PCCL_TO_F32_##tag, PCCL_FROM_F32_CANON_##tag, x, d))
+
+#define BOOL_OPS(tag, C, W)                                       \
+  FUNCTOR(land, tag, C, PCCL_ELEM_LOGICAL(C, PCCL_OP_LAND, x, y)) \
+  FUNCTOR(lor, tag, C, PCCL_ELEM_LOGICAL(C, PCCL_OP_LOR, x, y))   \
+  FUNCTOR(lxor, tag, C, PCCL_ELEM_LOGICAL(C, PCCL_OP_LXOR, x, y))
+
+#define PAIR_OPS(tag, C, W)                                   \
+  FUNCTOR(maxloc, tag, C, PCCL_ELEM_PAIR(MAXLOC, x, y))       \
+  FUNCTOR(minloc, tag, C, PCCL_ELEM_PAIR(MINLOC, x, y))
 
 #define OPS(tag, C, W, kind) kind##_OPS(tag, C, W)
 PCCL_DTYPE_MAP(OPS)
@@ -95,24 +114,40 @@ static pccl_status_t launch_divide(void *dst, size_t n, int divisor, cudaStream_
 typedef pccl_status_t (*reduce_launch_t)(void *, const void *, const void *, size_t, cudaStream_t);
 typedef pccl_status_t (*divide_launch_t)(void *, size_t, int, cudaStream_t);
 
-/* Rows follow pccl_dtype_t, columns pccl_op_t up to (not including) AVG. */
-#define ROW(tag, C, W, kind) \
-  {launch_reduce<sum_##tag>, launch_reduce<prod_##tag>, launch_reduce<min_##tag>, launch_reduce<max_##tag>},
-static const reduce_launch_t reduce_table[PCCL_DTYPE_COUNT][PCCL_AVG] = {PCCL_DTYPE_MAP(ROW)};
-#define DIVIDE_ROW(tag, C, W, kind) launch_divide<div_##tag>,
+/* Rows follow pccl_dtype_t, columns pccl_op_t as the CPU table (AVG: the
+ * sum; NULL where the op is not defined on the type). */
+#define L(name, tag) launch_reduce<name##_##tag>
+#define ROW_NATIVE(tag)                                                                            \
+  {L(sum, tag), L(prod, tag), L(min, tag), L(max, tag), L(sum, tag), L(land, tag), L(lor, tag), \
+   L(lxor, tag), L(band, tag), L(bor, tag), L(bxor, tag), NULL, NULL},
+#define ROW_FLOAT(tag) {L(sum, tag), L(prod, tag), L(min, tag), L(max, tag), L(sum, tag)},
+#define ROW_HALF ROW_FLOAT
+#define ROW_BOOL(tag) {NULL, NULL, NULL, NULL, NULL, L(land, tag), L(lor, tag), L(lxor, tag)},
+#define ROW_PAIR(tag) \
+  {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, L(maxloc, tag), L(minloc, tag)},
+#define ROW(tag, C, W, kind) ROW_##kind(tag)
+static const reduce_launch_t reduce_table[PCCL_DTYPE_COUNT][PCCL_OP_COUNT] = {PCCL_DTYPE_MAP(ROW)};
+#define DIVIDE_NATIVE(tag) launch_divide<div_##tag>,
+#define DIVIDE_FLOAT DIVIDE_NATIVE
+#define DIVIDE_HALF DIVIDE_NATIVE
+#define DIVIDE_BOOL(tag) NULL,
+#define DIVIDE_PAIR DIVIDE_BOOL
+#define DIVIDE_ROW(tag, C, W, kind) DIVIDE_##kind(tag)
 static const divide_launch_t divide_table[PCCL_DTYPE_COUNT] = {PCCL_DTYPE_MAP(DIVIDE_ROW)};
 
 extern "C" pccl_status_t pccl__gpu_reduce(void *dst, const void *a, const void *b, size_t n,
                                           pccl_dtype_t dtype, pccl_op_t op, void *stream) {
-  if ((unsigned)dtype >= PCCL_DTYPE_COUNT || (unsigned)op >= PCCL_OP_COUNT) return PCCL_ERR_INVALID_ARGUMENT;
+  if ((unsigned)dtype >= PCCL_DTYPE_COUNT || (unsigned)op >= PCCL_OP_COUNT || !reduce_table[dtype][op])
+    return PCCL_ERR_INVALID_ARGUMENT;
   if (n == 0) return PCCL_OK;
   pccl_gpu_clear();
-  return reduce_table[dtype][op == PCCL_AVG ? PCCL_SUM : op](dst, a, b, n, (cudaStream_t)stream);
+  return reduce_table[dtype][op](dst, a, b, n, (cudaStream_t)stream);
 }
 
 extern "C" pccl_status_t pccl__gpu_divide(void *dst, size_t n, pccl_dtype_t dtype, int divisor,
                                           void *stream) {
-  if ((unsigned)dtype >= PCCL_DTYPE_COUNT || divisor == 0) return PCCL_ERR_INVALID_ARGUMENT;
+  if ((unsigned)dtype >= PCCL_DTYPE_COUNT || !divide_table[dtype] || divisor == 0)
+    return PCCL_ERR_INVALID_ARGUMENT;
   if (n == 0) return PCCL_OK;
   pccl_gpu_clear();
   return divide_table[dtype](dst, n, divisor, (cudaStream_t)stream);

@@ -15,6 +15,7 @@
 #define PCCL_ELEM_H
 
 #include "half.h"
+#include "pccl.h"
 
 PCCL_HD float pccl_canon_f32(float r) { return r != r ? pccl_bits_f32(0x7FC00000u) : r; }
 
@@ -45,22 +46,54 @@ PCCL_HD double pccl_canon_f64(double r) {
 #define PCCL_DIV_FLOAT(CANON, x, divisor) (CANON((x) / (divisor)))
 #define PCCL_DIV_HALF(TO_F32, FROM_F32, x, divisor) (FROM_F32(TO_F32(x) / (float)(divisor)))
 
-/* X(tag, C, W, kind): every datatype in pccl_dtype_t order; kind is NATIVE
- * (integers, W the arithmetic type), FLOAT or HALF (W unused). Float rows
- * name their canonical NaN through PCCL_CANON_<tag>, 16-bit ones their
- * converters through PCCL_TO_F32_<tag>, PCCL_FROM_F32_<tag> and
+/* Logical ops on integers and bool: an element is true when not zero, the
+ * result 1 or 0 in the type. */
+#define PCCL_OP_LAND(x, y) (((x) != 0) & ((y) != 0))
+#define PCCL_OP_LOR(x, y) (((x) != 0) | ((y) != 0))
+#define PCCL_OP_LXOR(x, y) (((x) != 0) ^ ((y) != 0))
+#define PCCL_ELEM_LOGICAL(C, OP, x, y) ((C)OP((x), (y)))
+/* Bitwise ops on integers, in the unsigned type W so no sign is extended. */
+#define PCCL_OP_BAND(x, y) ((x) & (y))
+#define PCCL_OP_BOR(x, y) ((x) | (y))
+#define PCCL_OP_BXOR(x, y) ((x) ^ (y))
+
+/* MAXLOC / MINLOC on (value, index) pairs: the larger (smaller) value, and
+ * of equal values the smaller index (MPI's definition). Written as one
+ * select of the whole pair so both kernels keep value and index together. */
+#define PCCL_PAIR_TAKES_Y_MAXLOC(x, y) ((y).value > (x).value || ((y).value == (x).value && (y).index < (x).index))
+#define PCCL_PAIR_TAKES_Y_MINLOC(x, y) ((y).value < (x).value || ((y).value == (x).value && (y).index < (x).index))
+#define PCCL_ELEM_PAIR(WHICH, x, y) (PCCL_PAIR_TAKES_Y_##WHICH(x, y) ? (y) : (x))
+
+/* X(tag, C, W, kind): every datatype in pccl_dtype_t order; kind says which
+ * ops the type has (pccl_op_t's list):
+ * - NATIVE: integers, W the unsigned arithmetic type (32 bits for 16-bit
+ *   integers: uint16_t would be promoted to int, whose products overflow);
+ *   every op but the pairs';
+ * - FLOAT, HALF: sum, prod, min, max, avg (W unused);
+ * - BOOL: the logical ops;
+ * - PAIR: MAXLOC and MINLOC, C the pair's struct (W unused).
+ * Float rows name their canonical NaN through PCCL_CANON_<tag>, 16-bit ones
+ * their converters through PCCL_TO_F32_<tag>, PCCL_FROM_F32_<tag> and
  * PCCL_FROM_F32_CANON_<tag>. */
-#define PCCL_DTYPE_MAP(X)                \
-  X(i8, int8_t, uint8_t, NATIVE)         \
-  X(u8, uint8_t, uint8_t, NATIVE)        \
-  X(i32, int32_t, uint32_t, NATIVE)      \
-  X(u32, uint32_t, uint32_t, NATIVE)     \
-  X(i64, int64_t, uint64_t, NATIVE)      \
-  X(u64, uint64_t, uint64_t, NATIVE)     \
-  X(f16, uint16_t, float, HALF)          \
-  X(bf16, uint16_t, float, HALF)         \
-  X(f32, float, float, FLOAT)            \
-  X(f64, double, double, FLOAT)
+#define PCCL_DTYPE_MAP(X)                        \
+  X(i8, int8_t, uint8_t, NATIVE)                 \
+  X(u8, uint8_t, uint8_t, NATIVE)                \
+  X(i32, int32_t, uint32_t, NATIVE)              \
+  X(u32, uint32_t, uint32_t, NATIVE)             \
+  X(i64, int64_t, uint64_t, NATIVE)              \
+  X(u64, uint64_t, uint64_t, NATIVE)             \
+  X(f16, uint16_t, float, HALF)                  \
+  X(bf16, uint16_t, float, HALF)                 \
+  X(f32, float, float, FLOAT)                    \
+  X(f64, double, double, FLOAT)                  \
+  X(i16, int16_t, uint32_t, NATIVE)              \
+  X(u16, uint16_t, uint32_t, NATIVE)             \
+  X(bool, uint8_t, uint8_t, BOOL)                \
+  X(f32i, pccl_float_int_t, float, PAIR)         \
+  X(f64i, pccl_double_int_t, double, PAIR)       \
+  X(i64i, pccl_int64_int_t, int64_t, PAIR)       \
+  X(i32i, pccl_int32_int_t, int32_t, PAIR)       \
+  X(i16i, pccl_int16_int_t, int16_t, PAIR)
 
 #define PCCL_CANON_f32 pccl_canon_f32
 #define PCCL_CANON_f64 pccl_canon_f64

@@ -21,9 +21,21 @@
 
 static const char *const rc_dtype_names[PCCL_DTYPE_COUNT] = {
     "int8", "uint8", "int32", "uint32", "int64", "uint64",
-    "float16", "bfloat16", "float32", "float64"};
-static const size_t rc_dtype_sizes[PCCL_DTYPE_COUNT] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
-static const char *const rc_op_names[PCCL_OP_COUNT] = {"sum", "prod", "min", "max", "avg"};
+    "float16", "bfloat16", "float32", "float64", "int16", "uint16", "bool",
+    "float_int", "double_int", "int64_int", "int32_int", "int16_int"};
+/* The pair types as C lays them out on LP64 hosts: value first, int32 index
+ * at the next multiple of the value's size, the struct padded to that too. */
+static const size_t rc_dtype_sizes[PCCL_DTYPE_COUNT] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8,
+                                                        2, 2, 1, 8, 16, 16, 8, 8};
+static const size_t rc_pair_value_size[PCCL_DTYPE_COUNT] = {[PCCL_FLOAT_INT] = 4, [PCCL_DOUBLE_INT] = 8,
+                                                            [PCCL_INT64_INT] = 8, [PCCL_INT32_INT] = 4,
+                                                            [PCCL_INT16_INT] = 2};
+static const size_t rc_pair_index_at[PCCL_DTYPE_COUNT] = {[PCCL_FLOAT_INT] = 4, [PCCL_DOUBLE_INT] = 8,
+                                                          [PCCL_INT64_INT] = 8, [PCCL_INT32_INT] = 4,
+                                                          [PCCL_INT16_INT] = 4};
+static const char *const rc_op_names[PCCL_OP_COUNT] = {
+    "sum", "prod", "min", "max", "avg", "land", "lor", "lxor", "band", "bor", "bxor", "maxloc",
+    "minloc"};
 /* Collective names as the test command lines spell them. */
 static const char *const rc_coll_names[PCCL_COLL_COUNT] = {
     "allgather", "reducescatter", "allreduce", "broadcast",
@@ -34,7 +46,26 @@ static inline int rc_is_float(pccl_dtype_t d) {
   return d == PCCL_FLOAT16 || d == PCCL_BFLOAT16 || d == PCCL_FLOAT32 || d == PCCL_FLOAT64;
 }
 static inline int rc_is_signed_int(pccl_dtype_t d) {
-  return d == PCCL_INT8 || d == PCCL_INT32 || d == PCCL_INT64;
+  return d == PCCL_INT8 || d == PCCL_INT16 || d == PCCL_INT32 || d == PCCL_INT64;
+}
+static inline int rc_is_int(pccl_dtype_t d) {
+  return d <= PCCL_UINT64 || d == PCCL_INT16 || d == PCCL_UINT16;
+}
+static inline int rc_is_pair(pccl_dtype_t d) { return d >= PCCL_FLOAT_INT && d < PCCL_DTYPE_COUNT; }
+/* Whether op is defined on d (pccl.h's list, written out again here). */
+static inline int rc_op_defined(pccl_dtype_t d, int op) {
+  if (rc_is_int(d)) return op <= PCCL_BXOR;
+  if (rc_is_float(d)) return op <= PCCL_AVG;
+  if (d == PCCL_BOOL) return op == PCCL_LAND || op == PCCL_LOR || op == PCCL_LXOR;
+  return op == PCCL_MAXLOC || op == PCCL_MINLOC;
+}
+/* Whether two elements are equal: bit for bit, but a pair's padding does
+ * not count (C leaves it unspecified). */
+static inline int rc_same(pccl_dtype_t d, const void *a, const void *b) {
+  if (!rc_is_pair(d)) return memcmp(a, b, rc_dtype_sizes[d]) == 0;
+  const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+  const size_t at = rc_pair_index_at[d];
+  return memcmp(x, y, rc_pair_value_size[d]) == 0 && memcmp(x + at, y + at, 4) == 0;
 }
 static inline int rc_is_reduction(pccl_coll_t c) {
   return c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_ALLREDUCE || c == PCCL_COLL_REDUCE;
@@ -195,9 +226,15 @@ static inline uint64_t rc_mix64(uint32_t r, uint64_t idx, uint32_t seed) {
 static inline void rc_store(pccl_dtype_t d, void *dst, int64_t v) {
   switch (d) {
     case PCCL_INT8:
-    case PCCL_UINT8: {
+    case PCCL_UINT8:
+    case PCCL_BOOL: {
       uint8_t x = (uint8_t)(uint64_t)v;
       memcpy(dst, &x, 1);
+    } break;
+    case PCCL_INT16:
+    case PCCL_UINT16: {
+      uint16_t x = (uint16_t)(uint64_t)v;
+      memcpy(dst, &x, 2);
     } break;
     case PCCL_INT32:
     case PCCL_UINT32: {
@@ -230,12 +267,12 @@ static inline void rc_store(pccl_dtype_t d, void *dst, int64_t v) {
   }
 }
 
-/* Element bits as a hex string (little-endian value order, most significant first). */
+/* Element bytes as a hex string, most significant (last on little-endian
+ * hosts) first; out needs 2 * size + 1 chars. */
 static inline void rc_hex(const void *p, size_t size, char *out) {
   const unsigned char *b = (const unsigned char *)p;
-  uint64_t v = 0;
-  memcpy(&v, b, size < 8 ? size : 8); /* little-endian hosts */
-  snprintf(out, 2 * size + 1, "%0*llx", (int)(2 * size), (unsigned long long)v);
+  for (size_t i = 0; i < size; i++) snprintf(out + 2 * i, 3, "%02x", b[size - 1 - i]);
+  out[2 * size] = '\0';
 }
 
 /* ---- buffers ------------------------------------------------------------ */

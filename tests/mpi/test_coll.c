@@ -5,6 +5,8 @@
  *   --algo     force the algorithm (pccl_comm_set_algo) and check that every
  *              call with count > 0 reports it through pccl_comm_last_algo
  *   --quick    skip the 2^20+3 element cases
+ *   --ops all  every (dtype, op) pair pccl defines, not the default's
+ *              selection (see in_matrix)
  *   --mem pccl buffers from pccl_mem_alloc (ranks of a node read each other's)
  *   --shift K  start every buffer K (0-63) elements past a 64-byte boundary, so
  *              buffers are element-aligned only (transports' unaligned paths)
@@ -13,8 +15,9 @@
  *
  * Every rank regenerates every rank's deterministic input and computes the
  * expected result with its own scalar code (refcheck.h); the output is
- * compared bit for bit. Matrix: counts {0, 1, 7, 1000} x every dtype x every
- * op (reductions) x {out-of-place, in-place} x roots {0, nranks/2, nranks-1}
+ * compared bit for bit (a pair type's padding aside). Matrix: counts
+ * {0, 1, 7, 1000} x every dtype x every op it has (reductions; by default a
+ * selection of the newer types and ops, see in_matrix) x {out-of-place, in-place} x roots {0, nranks/2, nranks-1}
  * (rooted collectives), integer wrap-around cases, and 2^20+3 elements for a
  * subset of dtypes/ops. Rank 0 prints "N passed, M failed" at the end; the
  * exit status is 0 only when every case passed on every rank.
@@ -34,9 +37,10 @@ typedef enum {
   K_SMALL,    /* integers in [-2,2] (signed, float) or [0,4] (unsigned) */
   K_PROD,     /* +-1, and +-2 on at most two ranks per index */
   K_WRAPSUM,  /* values near the type's limits: sums wrap around */
-  K_WRAPPROD  /* large odd values: products wrap around */
+  K_WRAPPROD, /* large odd values: products wrap around */
+  K_BITS      /* random bits of the type's width (bitwise ops) */
 } kind_t;
-static const char *const kind_names[] = {"data", "small", "prod", "wrapsum", "wrapprod"};
+static const char *const kind_names[] = {"data", "small", "prod", "wrapsum", "wrapprod", "bits"};
 
 typedef struct {
   pccl_coll_t coll;
@@ -79,9 +83,11 @@ static void *big_alloc(size_t bytes) {
 
 /* ---- reference values --------------------------------------------------- */
 
-/* K_SMALL value for hash residue v in 0..4. */
+/* K_SMALL value for hash residue v in 0..4 (bool: 1 for three of them);
+ * also a pair's value. */
 static inline int64_t val_small(uint32_t v, pccl_dtype_t d) {
-  return (rc_is_signed_int(d) || rc_is_float(d)) ? (int64_t)v - 2 : (int64_t)v;
+  if (d == PCCL_BOOL) return v < 3;
+  return (rc_is_signed_int(d) || rc_is_float(d) || rc_is_pair(d)) ? (int64_t)v - 2 : (int64_t)v;
 }
 
 /* The logical (integer) value of element idx of rank r's input. */
@@ -92,6 +98,8 @@ static inline int64_t val_logical(const tcase_t *c, int r, size_t idx) {
   switch (c->kind) {
     case K_SMALL:
       return val_small(h % 5u, d);
+    case K_BITS:
+      return (int64_t)rc_mix64((uint32_t)r, idx, c->seed);
     case K_PROD: {
       const uint32_t s1 = rc_mix32(0xFFFF0001u, idx, c->seed) % (uint32_t)g_n;
       const uint32_t s2 = rc_mix32(0xFFFF0002u, idx, c->seed) % (uint32_t)g_n;
@@ -107,6 +115,10 @@ static inline int64_t val_logical(const tcase_t *c, int r, size_t idx) {
           return neg ? -100 - (int64_t)(r % 8) - small : 100 + (int64_t)(r % 8) + small;
         case PCCL_UINT8:
           return 200 + (int64_t)(h % 56u);
+        case PCCL_INT16:
+          return neg ? -32000 - (int64_t)(r % 8) - small : 32000 + (int64_t)(r % 8) + small;
+        case PCCL_UINT16:
+          return 65000 + (int64_t)(h % 536u);
         case PCCL_INT32:
           return neg ? -(int64_t)0x7fffff00 - (int64_t)(h % 256u)
                      : (int64_t)0x7fffff00 + (int64_t)(h % 256u);
@@ -126,6 +138,8 @@ static inline int64_t val_logical(const tcase_t *c, int r, size_t idx) {
       int64_t v;
       if (rc_size(d) == 1)
         v = 3 + 2 * (int64_t)(h % 7u); /* odd 3..15 */
+      else if (rc_size(d) == 2)
+        v = 0x101 + 2 * (int64_t)(h % 64u);
       else if (rc_size(d) == 4)
         v = 0x10001 + 2 * (int64_t)(h % 2048u);
       else
@@ -135,6 +149,29 @@ static inline int64_t val_logical(const tcase_t *c, int r, size_t idx) {
     default:
       return 0;
   }
+}
+
+/* A pair's index: a few values either side of zero, so equal values often
+ * meet equal indices too. */
+static inline int32_t pair_index(const tcase_t *c, int r, size_t idx) {
+  return (int32_t)((rc_mix32((uint32_t)r, idx, c->seed) >> 8) % 11u) - 5;
+}
+
+/* Stores the pair (v, index) as element of the pair type d; padding zero. */
+static void pair_store(pccl_dtype_t d, unsigned char *dst, int64_t v, int32_t index) {
+  memset(dst, 0, rc_size(d));
+  const size_t vs = rc_pair_value_size[d];
+  if (d == PCCL_FLOAT_INT) {
+    const float f = (float)v;
+    memcpy(dst, &f, 4);
+  } else if (d == PCCL_DOUBLE_INT) {
+    const double f = (double)v;
+    memcpy(dst, &f, 8);
+  } else {
+    const uint64_t u = (uint64_t)v; /* little-endian: the low bytes first */
+    memcpy(dst, &u, vs);
+  }
+  memcpy(dst + rc_pair_index_at[d], &index, 4);
 }
 
 /* Elements off..off+n-1 of rank r's send buffer. K_DATA: the low bytes of
@@ -160,13 +197,24 @@ static void fill_input(const tcase_t *c, unsigned char *dst, int r, size_t off, 
           memcpy(dst + 4 * i, &x, 4);
         }
         return;
-      default:
+      case 8:
         for (size_t i = 0; i < n; i++) {
           const uint64_t x = rc_mix64(ur, off + i, seed);
           memcpy(dst + 8 * i, &x, 8);
         }
         return;
+      default: /* 16 */
+        for (size_t i = 0; i < n; i++) {
+          const uint64_t x[2] = {rc_mix64(ur, off + i, seed), rc_mix64(ur ^ 0x40000000u, off + i, seed)};
+          memcpy(dst + 16 * i, x, 16);
+        }
+        return;
     }
+  }
+  if (rc_is_pair(c->dtype)) {
+    for (size_t i = 0; i < n; i++)
+      pair_store(c->dtype, dst + i * es, val_logical(c, r, off + i), pair_index(c, r, off + i));
+    return;
   }
   if (c->kind == K_SMALL) {
     /* Five possible values: encode them once. */
@@ -266,7 +314,22 @@ static void red_elem(const tcase_t *c, size_t idx, unsigned char *dst) {
     store_float_result(c, acc, dst);
     return;
   }
-  /* Integers: wrap like unsigned arithmetic of the same width. */
+  if (rc_is_pair(d)) { /* MAXLOC / MINLOC */
+    int64_t v = val_logical(c, 0, idx);
+    int32_t at = pair_index(c, 0, idx);
+    for (int q = 1; q < n; q++) {
+      const int64_t w = val_logical(c, q, idx);
+      const int32_t wat = pair_index(c, q, idx);
+      if (w == v) {
+        if (wat < at) at = wat;
+      } else if (op == PCCL_MAXLOC ? w > v : w < v) {
+        v = w, at = wat;
+      }
+    }
+    pair_store(d, dst, v, at);
+    return;
+  }
+  /* Integers (and bool): wrap like unsigned arithmetic of the same width. */
   const unsigned bits = (unsigned)(8 * rc_size(d));
   const uint64_t mask = bits == 64 ? ~0ull : ((1ull << bits) - 1);
   const int sgn = rc_is_signed_int(d);
@@ -283,6 +346,12 @@ static void red_elem(const tcase_t *c, size_t idx, unsigned char *dst) {
       case PCCL_MAX:
         if (sgn ? v > (int64_t)acc : ((uint64_t)v & mask) > (acc & mask)) acc = (uint64_t)v;
         break;
+      case PCCL_LAND: acc = (acc & mask) != 0 && ((uint64_t)v & mask) != 0; break;
+      case PCCL_LOR: acc = (acc & mask) != 0 || ((uint64_t)v & mask) != 0; break;
+      case PCCL_LXOR: acc = ((acc & mask) != 0) != (((uint64_t)v & mask) != 0); break;
+      case PCCL_BAND: acc &= (uint64_t)v; break;
+      case PCCL_BOR: acc |= (uint64_t)v; break;
+      case PCCL_BXOR: acc ^= (uint64_t)v; break;
     }
   }
   store_int_result(c, acc, dst);
@@ -295,7 +364,7 @@ static void red_elem(const tcase_t *c, size_t idx, unsigned char *dst) {
  * everything else goes element by element. */
 static void red_chunk(const tcase_t *c, size_t off, size_t n, unsigned char *dst) {
   const size_t es = rc_size(c->dtype);
-  if (c->kind != K_SMALL || c->op == PCCL_PROD) {
+  if (c->kind != K_SMALL || c->op == PCCL_PROD || c->op > PCCL_AVG) {
     for (size_t i = 0; i < n; i++) red_elem(c, off + i, dst + i * es);
     return;
   }
@@ -375,7 +444,7 @@ static void report_elem(const tcase_t *c, const char *what, size_t idx, const un
     g_reported++;
     return;
   }
-  char e[20], g[20], msg[256];
+  char e[40], g[40], msg[256];
   rc_hex(exp, rc_size(c->dtype), e);
   rc_hex(got, rc_size(c->dtype), g);
   snprintf(msg, sizeof msg, "%s: first differing index %zu expected 0x%s got 0x%s", what, idx, e,
@@ -383,7 +452,7 @@ static void report_elem(const tcase_t *c, const char *what, size_t idx, const un
   report_msg(c, msg);
 }
 
-static _Alignas(64) unsigned char g_tmp[CHUNK * 8];
+static _Alignas(64) unsigned char g_tmp[CHUNK * 16];
 
 /* Expected elements start..start+n-1 of a checked region. */
 static void gen_expected(const tcase_t *c, const chk_t *k, size_t start, size_t n,
@@ -470,8 +539,14 @@ static int compare_region(const tcase_t *c, const chk_t *k, const unsigned char 
   const size_t es = rc_size(c->dtype);
   const unsigned char *got = k->p + s * es;
   if (memcmp(exp, got, n * es) == 0) return 1;
+  if (k->m != M_SENT) { /* padding: the sentinel check compares all bytes */
+    size_t i = 0;
+    while (i < n && rc_same(c->dtype, exp + i * es, got + i * es)) i++;
+    if (i == n) return 1;
+  }
   for (size_t i = 0; i < n; i++)
-    if (memcmp(exp + i * es, got + i * es, es) != 0) {
+    if (k->m == M_SENT ? memcmp(exp + i * es, got + i * es, es) != 0
+                       : !rc_same(c->dtype, exp + i * es, got + i * es)) {
       report_elem(c, k->what, s + i, exp + i * es, got + i * es);
       break;
     }
@@ -792,6 +867,33 @@ static void run_variants(pccl_coll_t coll, pccl_dtype_t dtype, int op, size_t co
     }
 }
 
+/* The kind of inputs an op is checked on. */
+static kind_t kind_for(int op) {
+  if (op == PCCL_PROD) return K_PROD;
+  return op >= PCCL_BAND && op <= PCCL_BXOR ? K_BITS : K_SMALL;
+}
+
+/* Which (dtype, op) pairs the matrix runs: every one with --ops all; by
+ * default the ten first types with the five first ops (arithmetic, the
+ * bulk of real use), and each later type and op once or twice: the kernels
+ * are algorithm-independent (test_kernels checks them all), what each
+ * algorithm must get right for them is the element size (16-byte pairs)
+ * and carrying the op through. */
+static int g_all_ops;
+static int in_matrix(pccl_dtype_t d, int op) {
+  static const struct { pccl_dtype_t d; int op; } extra[] = {
+      {PCCL_INT16, PCCL_SUM},        {PCCL_UINT16, PCCL_MAX},     {PCCL_INT32, PCCL_LAND},
+      {PCCL_UINT8, PCCL_LOR},        {PCCL_INT64, PCCL_LXOR},     {PCCL_UINT32, PCCL_BAND},
+      {PCCL_INT16, PCCL_BOR},        {PCCL_UINT64, PCCL_BXOR},    {PCCL_BOOL, PCCL_LAND},
+      {PCCL_BOOL, PCCL_LXOR},        {PCCL_FLOAT_INT, PCCL_MAXLOC}, {PCCL_DOUBLE_INT, PCCL_MINLOC},
+      {PCCL_INT64_INT, PCCL_MAXLOC}, {PCCL_INT32_INT, PCCL_MINLOC}, {PCCL_INT16_INT, PCCL_MAXLOC}};
+  if (!rc_op_defined(d, op)) return 0;
+  if (g_all_ops || (d <= PCCL_FLOAT64 && op <= PCCL_AVG)) return 1;
+  for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+    if (extra[i].d == d && extra[i].op == op) return 1;
+  return 0;
+}
+
 static void run_matrix(pccl_coll_t coll, int quick) {
   const size_t counts[] = {0, 1, 7, 1000};
   const size_t big = ((size_t)1 << 20) + 3;
@@ -810,23 +912,24 @@ static void run_matrix(pccl_coll_t coll, int quick) {
       default: break;
     }
     rc_buf_t tmp;
-    if (!pool_buf(0, &tmp, 8 * (se > re ? se : re), 8 * g_shift, 0) ||
-        !pool_buf(1, &tmp, 8 * re, 8 * g_shift, 0))
+    if (!pool_buf(0, &tmp, 16 * (se > re ? se : re), 16 * g_shift, 0) ||
+        !pool_buf(1, &tmp, 16 * re, 16 * g_shift, 0))
       fprintf(stderr, "rank %d: could not reserve the test buffers\n", g_rank);
   }
   for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
     for (int d = 0; d < PCCL_DTYPE_COUNT; d++) {
-      if (!red) {
-        run_variants(coll, (pccl_dtype_t)d, -1, counts[ci], K_DATA);
+      if (!red) { /* data movement: the ten first types, and a 16-byte pair */
+        if (d <= PCCL_FLOAT64 || d == PCCL_DOUBLE_INT)
+          run_variants(coll, (pccl_dtype_t)d, -1, counts[ci], K_DATA);
         continue;
       }
       for (int op = 0; op < PCCL_OP_COUNT; op++)
-        run_variants(coll, (pccl_dtype_t)d, op, counts[ci], op == PCCL_PROD ? K_PROD : K_SMALL);
+        if (in_matrix((pccl_dtype_t)d, op)) run_variants(coll, (pccl_dtype_t)d, op, counts[ci], kind_for(op));
     }
   if (red) {
     /* Integer wrap-around: a saturating or widening implementation fails. */
-    const pccl_dtype_t ints[] = {PCCL_INT8, PCCL_UINT8, PCCL_INT32,
-                                 PCCL_UINT32, PCCL_INT64, PCCL_UINT64};
+    const pccl_dtype_t ints[] = {PCCL_INT8,  PCCL_UINT8, PCCL_INT16, PCCL_UINT16,
+                                 PCCL_INT32, PCCL_UINT32, PCCL_INT64, PCCL_UINT64};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
       run_variants(coll, ints[i], PCCL_SUM, 1000, K_WRAPSUM);
       run_variants(coll, ints[i], PCCL_AVG, 1000, K_WRAPSUM);
@@ -861,6 +964,7 @@ static void usage(void) {
     fprintf(stderr,
             "usage: test_coll --coll NAME [--algo NAME] [--quick] [--max-report K] [--timing]\n"
             "                 [--mem pccl]  (buffers from pccl_mem_alloc)\n"
+            "                 [--ops all]   (every dtype x op pccl defines)\n"
             "                 [--shift K]   (buffers K elements off 64-byte alignment)\n"
             "  NAME: allgather reducescatter allreduce broadcast reduce scatter gather "
             "alltoall\n");
@@ -900,6 +1004,9 @@ int main(int argc, char **argv) {
       g_shift = k;
     } else if (strcmp(argv[i], "--quick") == 0) {
       quick = 1;
+    } else if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc && strcmp(argv[i + 1], "all") == 0) {
+      g_all_ops = 1;
+      i++;
     } else if (strcmp(argv[i], "--timing") == 0) {
       timing = 1;
     } else if (strcmp(argv[i], "--max-report") == 0 && i + 1 < argc) {

@@ -2,7 +2,9 @@
  * division against scalar references written here independently: integer
  * arithmetic through 64-bit values reduced modulo the type's width, float16
  * through the compiler's _Float16, bfloat16 by choosing the nearer of the two
- * neighbouring bfloat16 values. Also the 16-bit conversions over every
+ * neighbouring bfloat16 values; logical and bitwise ops on integers and
+ * bool, MAXLOC/MINLOC on the pair types, and which ops each type has. Also
+ * the 16-bit conversions over every
  * float16 pattern and many float32 values (specials, subnormals, ties). */
 #include <math.h>
 #include <stdint.h>
@@ -99,7 +101,13 @@ static uint64_t ref_int(int op, uint64_t a, uint64_t b, int bits, int is_signed)
     case PCCL_SUM: r = a + b; break;
     case PCCL_PROD: r = a * b; break;
     case PCCL_MIN: r = is_signed ? (uint64_t)(sa < sb ? sa : sb) : ((a & mask) < (b & mask) ? a : b); break;
-    default: r = is_signed ? (uint64_t)(sa > sb ? sa : sb) : ((a & mask) > (b & mask) ? a : b); break;
+    case PCCL_MAX: r = is_signed ? (uint64_t)(sa > sb ? sa : sb) : ((a & mask) > (b & mask) ? a : b); break;
+    case PCCL_LAND: r = (a & mask) && (b & mask); break;
+    case PCCL_LOR: r = (a & mask) || (b & mask); break;
+    case PCCL_LXOR: r = !(a & mask) != !(b & mask); break;
+    case PCCL_BAND: r = a & b; break;
+    case PCCL_BOR: r = a | b; break;
+    default: r = a ^ b; break; /* BXOR */
   }
   return r & mask;
 }
@@ -111,14 +119,20 @@ static uint64_t ref_int(int op, uint64_t a, uint64_t b, int bits, int is_signed)
 static void test_int(pccl_dtype_t dt, int bits, int is_signed) {
   size_t es = (size_t)bits / 8;
   unsigned char a[N * 8], b[N * 8], d[N * 8];
-  for (int op = 0; op < PCCL_AVG; op++) {
+  static const int ops[] = {PCCL_SUM,  PCCL_PROD, PCCL_MIN,  PCCL_MAX, PCCL_LAND,
+                            PCCL_LOR,  PCCL_LXOR, PCCL_BAND, PCCL_BOR, PCCL_BXOR};
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    int op = ops[k];
     for (size_t i = 0; i < N * es; i++) {
       a[i] = (unsigned char)rng();
       b[i] = (unsigned char)rng();
     }
-    /* Make sure sums overflow in both directions somewhere. */
+    /* Make sure sums overflow in both directions somewhere, and that the
+     * logical ops see zeros on either side and on both. */
     memset(a, 0x7F, es);
     memset(b, 0x7F, es);
+    for (size_t i = 1; i < N; i += 3) memset((i % 2 ? a : b) + i * es, 0, es);
+    for (size_t i = 2; i < N; i += 9) memset(a + i * es, 0, es), memset(b + i * es, 0, es);
     pccl_kernel_reduce(dt, (pccl_op_t)op)(d, a, b, N);
     char what[64];
     snprintf(what, sizeof(what), "%s %s", pccl_dtype_name(dt), pccl_op_name((pccl_op_t)op));
@@ -296,7 +310,83 @@ static void test_canonical_nan(void) {
   expect(q == 0x7FC00000u, "float32 AVG division NaN is canonical", 0);
 }
 
+/* bool: operands 0 or 1, results 0 or 1. */
+static void test_bool(void) {
+  uint8_t a[N], b[N], d[N];
+  const int ops[] = {PCCL_LAND, PCCL_LOR, PCCL_LXOR};
+  for (size_t k = 0; k < 3; k++) {
+    for (int i = 0; i < N; i++) a[i] = (uint8_t)(rng() & 1), b[i] = (uint8_t)(rng() & 1);
+    pccl_kernel_reduce(PCCL_BOOL, (pccl_op_t)ops[k])(d, a, b, N);
+    for (size_t i = 0; i < N; i++) {
+      int want = ops[k] == PCCL_LAND ? a[i] && b[i] : ops[k] == PCCL_LOR ? a[i] || b[i] : a[i] != b[i];
+      expect(d[i] == want, pccl_op_name((pccl_op_t)ops[k]), i);
+    }
+  }
+}
+
+/* MAXLOC / MINLOC on each pair type: values from a small range so equal
+ * values (where the smaller index wins) are common. */
+#define PAIR_TEST(T, DT, VT)                                                                    \
+  static void test_pair_##T(void) {                                                             \
+    static T a[N], b[N], d[N];                                                                  \
+    for (int op = PCCL_MAXLOC; op <= PCCL_MINLOC; op++) {                                       \
+      for (int i = 0; i < N; i++) {                                                             \
+        a[i].value = (VT)((int)(rng() % 7) - 3), a[i].index = (int32_t)(rng() % 9) - 2;         \
+        b[i].value = (VT)((int)(rng() % 7) - 3), b[i].index = (int32_t)(rng() % 9) - 2;         \
+      }                                                                                         \
+      pccl_kernel_reduce(DT, (pccl_op_t)op)(d, a, b, N);                                        \
+      for (size_t i = 0; i < N; i++) {                                                          \
+        int a_wins = op == PCCL_MAXLOC ? a[i].value > b[i].value : a[i].value < b[i].value;     \
+        VT v = a_wins ? a[i].value : a[i].value == b[i].value ? a[i].value : b[i].value;        \
+        int32_t x = a_wins ? a[i].index                                                         \
+                    : a[i].value == b[i].value ? (a[i].index < b[i].index ? a[i].index : b[i].index) \
+                                               : b[i].index;                                    \
+        expect(d[i].value == v && d[i].index == x, #T, i);                                      \
+      }                                                                                         \
+    }                                                                                           \
+  }
+PAIR_TEST(pccl_float_int_t, PCCL_FLOAT_INT, float)
+PAIR_TEST(pccl_double_int_t, PCCL_DOUBLE_INT, double)
+PAIR_TEST(pccl_int64_int_t, PCCL_INT64_INT, int64_t)
+PAIR_TEST(pccl_int32_int_t, PCCL_INT32_INT, int32_t)
+PAIR_TEST(pccl_int16_int_t, PCCL_INT16_INT, int16_t)
+
+/* Which ops each type has (pccl.h's list), and that the kernel table and
+ * pccl_op_supported agree with it; the alignment of each type. */
+static void test_support(void) {
+  for (int d = 0; d < PCCL_DTYPE_COUNT; d++) {
+    int is_int = d <= PCCL_UINT64 || d == PCCL_INT16 || d == PCCL_UINT16;
+    int is_float = d >= PCCL_FLOAT16 && d <= PCCL_FLOAT64;
+    int is_pair = d >= PCCL_FLOAT_INT;
+    for (int op = 0; op < PCCL_OP_COUNT; op++) {
+      int arith = op <= PCCL_AVG, logical = op >= PCCL_LAND && op <= PCCL_LXOR;
+      int loc = op >= PCCL_MAXLOC;
+      int want = (is_int && !loc) || (is_float && arith) || (d == PCCL_BOOL && logical) ||
+                 (is_pair && loc);
+      expect(pccl_op_supported((pccl_dtype_t)d, (pccl_op_t)op) == want, "op support", (size_t)(d * 100 + op));
+      expect((pccl_kernel_reduce((pccl_dtype_t)d, (pccl_op_t)op) != NULL) == want, "kernel table", (size_t)(d * 100 + op));
+    }
+    expect((pccl_kernel_divide((pccl_dtype_t)d) != NULL) == (is_int || is_float), "divide table", (size_t)d);
+  }
+  expect(!pccl_op_supported(PCCL_DTYPE_COUNT, PCCL_SUM) && !pccl_op_supported(PCCL_INT32, PCCL_OP_COUNT),
+         "out-of-range values are unsupported", 0);
+  const size_t align[PCCL_DTYPE_COUNT] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8, 2, 2, 1,
+                                          _Alignof(pccl_float_int_t), _Alignof(pccl_double_int_t),
+                                          _Alignof(pccl_int64_int_t), _Alignof(pccl_int32_int_t),
+                                          _Alignof(pccl_int16_int_t)};
+  for (int d = 0; d < PCCL_DTYPE_COUNT; d++) expect(pccl_dtype_align((pccl_dtype_t)d) == align[d], "alignment", (size_t)d);
+}
+
 int main(void) {
+  test_support();
+  test_bool();
+  test_pair_pccl_float_int_t();
+  test_pair_pccl_double_int_t();
+  test_pair_pccl_int64_int_t();
+  test_pair_pccl_int32_int_t();
+  test_pair_pccl_int16_int_t();
+  test_int(PCCL_INT16, 16, 1);
+  test_int(PCCL_UINT16, 16, 0);
   test_canonical_nan();
   test_int(PCCL_INT8, 8, 1);
   test_int(PCCL_UINT8, 8, 0);
