@@ -152,6 +152,7 @@ def local_size():
 def _numpy_dtypes():
     import numpy as np
     return {np.dtype(np.int8): _n.INT8, np.dtype(np.uint8): _n.UINT8,
+            np.dtype(np.int16): _n.INT16, np.dtype(np.uint16): _n.UINT16,
             np.dtype(np.int32): _n.INT32, np.dtype(np.uint32): _n.UINT32,
             np.dtype(np.int64): _n.INT64, np.dtype(np.uint64): _n.UINT64,
             np.dtype(np.float16): _n.FLOAT16, np.dtype(np.float32): _n.FLOAT32,
@@ -159,7 +160,7 @@ def _numpy_dtypes():
 
 
 def _torch_dtypes(torch):
-    return {torch.int8: _n.INT8, torch.uint8: _n.UINT8, torch.int32: _n.INT32,
+    return {torch.int8: _n.INT8, torch.uint8: _n.UINT8, torch.int16: _n.INT16, torch.int32: _n.INT32,
             torch.int64: _n.INT64, torch.float16: _n.FLOAT16, torch.bfloat16: _n.BFLOAT16,
             torch.float32: _n.FLOAT32, torch.float64: _n.FLOAT64}
 

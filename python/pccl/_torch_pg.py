@@ -32,13 +32,18 @@ from torch._C._distributed_c10d import ProcessGroup, Work
 from . import _native as _n
 
 _DTYPES = {
-    torch.int8: _n.INT8, torch.uint8: _n.UINT8, torch.int32: _n.INT32, torch.int64: _n.INT64,
-    torch.float16: _n.FLOAT16, torch.bfloat16: _n.BFLOAT16, torch.float32: _n.FLOAT32,
-    torch.float64: _n.FLOAT64,
+    torch.int8: _n.INT8, torch.uint8: _n.UINT8, torch.int16: _n.INT16, torch.int32: _n.INT32,
+    torch.int64: _n.INT64, torch.float16: _n.FLOAT16, torch.bfloat16: _n.BFLOAT16,
+    torch.float32: _n.FLOAT32, torch.float64: _n.FLOAT64, torch.bool: _n.BOOL,
 }
 _OPS = [(dist.ReduceOp.SUM, _n.SUM, "SUM"), (dist.ReduceOp.PRODUCT, _n.PROD, "PRODUCT"),
         (dist.ReduceOp.MIN, _n.MIN, "MIN"), (dist.ReduceOp.MAX, _n.MAX, "MAX"),
-        (dist.ReduceOp.AVG, _n.AVG, "AVG")]
+        (dist.ReduceOp.AVG, _n.AVG, "AVG"), (dist.ReduceOp.BAND, _n.BAND, "BAND"),
+        (dist.ReduceOp.BOR, _n.BOR, "BOR"), (dist.ReduceOp.BXOR, _n.BXOR, "BXOR")]
+# bool tensors reduce as NCCL's backend reduces them: sum and max are "any",
+# product and min "all"; the bitwise ops are the logical ones.
+_BOOL_OPS = {_n.SUM: _n.LOR, _n.MAX: _n.LOR, _n.BOR: _n.LOR, _n.PROD: _n.LAND, _n.MIN: _n.LAND,
+             _n.BAND: _n.LAND, _n.BXOR: _n.LXOR}
 # torch.distributed.rendezvous is also the name of a function there: load the module.
 _rdzv = importlib.import_module("torch.distributed.rendezvous")
 _ADDR_BYTES = 256  # the TCP store's "host:port", broadcast by pccl://
@@ -197,6 +202,18 @@ def _op(op):
         op, ", ".join(name for _, _, name in _OPS)))
 
 
+def _reduction(t, what, opts):
+    """The pccl dtype and op that reduce tensor t as opts.reduceOp asks."""
+    dtype, op = _reducible(t, what), _op(_opt(opts, "reduceOp", dist.ReduceOp.SUM))
+    if dtype == _n.BOOL:
+        if op not in _BOOL_OPS:
+            raise ValueError("pccl: %s is a bool tensor, which AVG does not reduce" % what)
+        return dtype, _BOOL_OPS[op]
+    if dtype in (_n.FLOAT16, _n.BFLOAT16, _n.FLOAT32, _n.FLOAT64) and op in (_n.BAND, _n.BOR, _n.BXOR):
+        raise ValueError("pccl: %s has dtype %s, which bitwise ops do not reduce" % (what, t.dtype))
+    return dtype, op
+
+
 def _one(tensors, what):
     if not isinstance(tensors, (list, tuple)) or len(tensors) != 1:
         raise ValueError("pccl: %s must be a list of one tensor (one CPU device per process)"
@@ -310,7 +327,7 @@ class ProcessGroupPCCL(ProcessGroup):
 
     def allreduce(self, tensors, opts=None):
         t = _one(tensors, "tensors")
-        dtype, op = _reducible(t, "tensors[0]"), _op(_opt(opts, "reduceOp", dist.ReduceOp.SUM))
+        dtype, op = _reduction(t, "tensors[0]", opts)
         return self._queue(tensors, None, lambda: self._call(
             "pccl_allreduce", _ptr(t), _ptr(t), t.numel(), dtype, op))
 
@@ -322,8 +339,7 @@ class ProcessGroupPCCL(ProcessGroup):
             if t.dtype != tensors[0].dtype:
                 raise ValueError("pccl: allreduce_coalesced takes tensors of one dtype "
                                  "(tensors[%d] is %s, tensors[0] %s)" % (i, t.dtype, tensors[0].dtype))
-        dtype = _reducible(tensors[0], "tensors[0]")
-        op = _op(_opt(opts, "reduceOp", dist.ReduceOp.SUM))
+        dtype, op = _reduction(tensors[0], "tensors[0]", opts)
 
         def run():
             flat = torch.cat([t.reshape(-1) for t in tensors])
@@ -336,7 +352,7 @@ class ProcessGroupPCCL(ProcessGroup):
 
     def reduce(self, tensors, opts=None):
         t = _one(tensors, "tensors")
-        dtype, op = _reducible(t, "tensors[0]"), _op(_opt(opts, "reduceOp", dist.ReduceOp.SUM))
+        dtype, op = _reduction(t, "tensors[0]", opts)
         root = self._root(opts)
         recv = _ptr(t) if self._rank == root else None
         return self._queue(tensors, None, lambda: self._call(
@@ -344,7 +360,7 @@ class ProcessGroupPCCL(ProcessGroup):
 
     def _reduce_scatter_base(self, output, input, opts=None):
         self._whole_and_part(input, output, "reduce_scatter_tensor", "input", "output")
-        dtype, op = _reducible(input, "input"), _op(_opt(opts, "reduceOp", dist.ReduceOp.SUM))
+        dtype, op = _reduction(input, "input", opts)
         return self._queue(output, input, lambda: self._call(
             "pccl_reduce_scatter", _ptr(input), _ptr(output), output.numel(), dtype, op))
 
@@ -354,7 +370,7 @@ class ProcessGroupPCCL(ProcessGroup):
                 or len(input_tensors[0]) != self._size:
             raise ValueError("pccl: reduce_scatter takes one list of %d input tensors" % self._size)
         _same_shape(input_tensors[0], out, "input_list")
-        dtype, op = _reducible(out, "output"), _op(_opt(opts, "reduceOp", dist.ReduceOp.SUM))
+        dtype, op = _reduction(out, "output", opts)
 
         def run():
             flat = torch.cat([t.reshape(-1) for t in input_tensors[0]])

@@ -19,12 +19,14 @@ except ImportError:
 import pccl.torch  # noqa: F401  (registers the backend)
 from pccl._torch_pg import PcclBackendError
 
-REDUCIBLE = [torch.int8, torch.uint8, torch.int32, torch.int64, torch.float16, torch.bfloat16,
-             torch.float32, torch.float64]
-MOVABLE = REDUCIBLE + [torch.bool, torch.int16, torch.complex64]
+REDUCIBLE = [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64, torch.float16,
+             torch.bfloat16, torch.float32, torch.float64]
+MOVABLE = REDUCIBLE + [torch.bool, torch.complex64]
 OPS = [dist.ReduceOp.SUM, dist.ReduceOp.PRODUCT, dist.ReduceOp.MIN, dist.ReduceOp.MAX,
        dist.ReduceOp.AVG]
-BITS = {torch.int8: 8, torch.uint8: 8, torch.int32: 32, torch.int64: 64}
+BITS = {torch.int8: 8, torch.uint8: 8, torch.int16: 16, torch.int32: 32, torch.int64: 64}
+BITWISE = {dist.ReduceOp.BAND: torch.bitwise_and, dist.ReduceOp.BOR: torch.bitwise_or,
+           dist.ReduceOp.BXOR: torch.bitwise_xor}
 failures = []
 
 
@@ -139,6 +141,40 @@ def test_reductions(n):
              "all_reduce_coalesced[0] %s" % dtype)
         same(b, reduce_ref(ranks_inputs(n + 3, 2, dtype), dist.ReduceOp.MAX, dtype),
              "all_reduce_coalesced[1] %s" % dtype)
+
+
+def fold(inputs, fn):
+    v = inputs[0]
+    for x in inputs[1:]:
+        v = fn(v, x)
+    return v
+
+
+def test_bitwise_and_bool(n):
+    """BAND/BOR/BXOR on the integer dtypes; bool tensors under every op but
+    AVG, as NCCL's backend reduces them (sum and max: any; product and min:
+    all; the bitwise ops: the logical ones)."""
+    for dtype in BITS:
+        for op, fn in BITWISE.items():
+            seed = n + 11
+            want = fold(ranks_inputs(n, seed, dtype), fn)
+            t = as_tensor(values(RANK, n, seed), dtype)
+            dist.all_reduce(t, op=op)
+            same(t, want, "all_reduce %s %s n=%d" % (dtype, op, n))
+    logic = {dist.ReduceOp.SUM: torch.logical_or, dist.ReduceOp.MAX: torch.logical_or,
+             dist.ReduceOp.BOR: torch.logical_or, dist.ReduceOp.PRODUCT: torch.logical_and,
+             dist.ReduceOp.MIN: torch.logical_and, dist.ReduceOp.BAND: torch.logical_and,
+             dist.ReduceOp.BXOR: torch.logical_xor}
+    for op, fn in logic.items():
+        # one rank in three true, so "all" and "any" both vary
+        ins = [(values(r, n, 5) % 3 == 0) for r in range(SIZE)]
+        t = ins[RANK].clone()
+        dist.all_reduce(t, op=op)
+        same(t, fold(ins, fn), "all_reduce bool %s n=%d" % (op, n))
+        out = torch.empty(n, dtype=torch.bool)
+        whole = [(values(r, n * SIZE, 5) % 3 == 0) for r in range(SIZE)]
+        dist.reduce_scatter_tensor(out, whole[RANK].clone(), op=op)
+        same(out, fold(whole, fn)[RANK * n:(RANK + 1) * n], "reduce_scatter_tensor bool %s n=%d" % (op, n))
 
 
 def test_movement(n):
@@ -288,10 +324,12 @@ def test_errors():
     dist.all_reduce(z)
     want = torch.complex(SIZE * torch.arange(3.0) + sum(range(SIZE)), -SIZE * torch.arange(3.0))
     check(torch.equal(z, want), "complex sum: %s" % z.tolist())
-    expect_error(TypeError, lambda: dist.all_reduce(torch.zeros(3, dtype=torch.int16)),
-                 "int16 reduction", "cannot reduce")
-    expect_error(ValueError, lambda: dist.all_reduce(torch.zeros(3, dtype=torch.int32),
-                                                     op=dist.ReduceOp.BAND), "BAND", "not supported")
+    expect_error(ValueError, lambda: dist.all_reduce(torch.zeros(3, dtype=torch.float32),
+                                                     op=dist.ReduceOp.BAND), "float BAND",
+                 "bitwise ops do not reduce")
+    expect_error(ValueError, lambda: dist.all_reduce(torch.zeros(3, dtype=torch.bool),
+                                                     op=dist.ReduceOp.AVG), "bool AVG",
+                 "AVG does not reduce")
     expect_error(ValueError, lambda: dist.all_reduce(torch.zeros(3, device="meta")),
                  "a meta tensor", "CPU tensors")
     expect_error(ValueError, lambda: dist.all_gather_into_tensor(torch.zeros(SIZE * 3 + 1),
@@ -336,6 +374,7 @@ def main():
     check(dist.get_backend() == "pccl", "backend name: %s" % dist.get_backend())
     for n in (1, 7, 1000):
         test_reductions(n)
+        test_bitwise_and_bool(n)
         test_movement(n)
     test_reductions(40000)  # past the node segment's sizes
     test_work_and_future()

@@ -240,14 +240,17 @@ static bool apply_option(options_t *opts, const char *flag, const char *value, c
     snprintf(error, error_size, "--mpi-mem expects malloc or same, got '%s'", value);
     return false;
   }
+  /* The types and ops whose results reference.c checks: int8 to float64 and
+   * sum to avg (the rest of pccl_dtype_t / pccl_op_t are measured with
+   * pccl-mpibench under the drop-in, against MPI's own). */
   if (strcmp(flag, "-d") == 0) {
-    if (!parse_name_option(flag, value, dtype_name_of, PCCL_DTYPE_COUNT, &number, error,
+    if (!parse_name_option(flag, value, dtype_name_of, PCCL_FLOAT64 + 1, &number, error,
                            error_size))
       return false;
     opts->dtype = (pccl_dtype_t)number;
     return true;
   }
-  if (!parse_name_option(flag, value, op_name_of, PCCL_OP_COUNT, &number, error, error_size))
+  if (!parse_name_option(flag, value, op_name_of, PCCL_AVG + 1, &number, error, error_size))
     return false;
   opts->op = (pccl_op_t)number; /* -o, the last flag that takes a value */
   return true;
