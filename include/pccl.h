@@ -166,6 +166,10 @@ PCCL_API const char *pccl_coll_name(pccl_coll_t coll);
 /* Size in bytes of one element; 0 for an unknown datatype. */
 PCCL_API size_t pccl_dtype_size(pccl_dtype_t dtype);
 
+/* The alignment buffers of dtype need: its size, but a pair type's C struct
+ * alignment (8 for pccl_double_int_t); 0 for an unknown datatype. */
+PCCL_API size_t pccl_dtype_align(pccl_dtype_t dtype);
+
 /* 1 when op is defined on dtype (see pccl_op_t), else 0. */
 PCCL_API int pccl_op_supported(pccl_dtype_t dtype, pccl_op_t op);
 

@@ -5,18 +5,23 @@
 # keeps each point's best time, and prints MPI's time, the preloaded time and
 # their ratio beside the speedup pccl-bench reports against MPI for the same
 # sizes (pccl-bench --mem malloc: ordinary buffers, as the MPI program has).
-# Usage: scripts/dropin-bench.sh [-np N] [-b MIN] [-e MAX] [--out DIR]
-# Writes DIR/dropin-npN.csv (default DIR: build).
+# With -t TYPE:OP (pccl-mpibench's, as short:band or double_int:maxloc) the
+# program runs that datatype and op, and pccl-bench's column stays empty
+# (it runs float32 sums only here).
+# Usage: scripts/dropin-bench.sh [-np N] [-b MIN] [-e MAX] [-t TYPE:OP] [-c COLLS] [--out DIR]
+# Writes DIR/dropin-npN.csv, or DIR/dropin-npN-TYPE-OP.csv with -t (default DIR: build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-np=2 min=1K max=64M out=build
+np=2 min=1K max=64M out=build type=float:sum colls=allgather,reducescatter,allreduce,broadcast,reduce
 while [ $# -gt 0 ]; do
   case "$1" in
     -np) np=$2; shift 2 ;;
     -b) min=$2; shift 2 ;;
     -e) max=$2; shift 2 ;;
+    -t) type=$2; shift 2 ;;
+    -c) colls=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "usage: scripts/dropin-bench.sh [-np N] [-b MIN] [-e MAX] [--out DIR]" >&2; exit 2 ;;
+    *) echo "usage: scripts/dropin-bench.sh [-np N] [-b MIN] [-e MAX] [-t TYPE:OP] [-c COLLS] [--out DIR]" >&2; exit 2 ;;
   esac
 done
 bin=build/bin lib=$PWD/build/lib/libpccl_mpi.so
@@ -24,15 +29,20 @@ bin=build/bin lib=$PWD/build/lib/libpccl_mpi.so
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-colls=allgather,reducescatter,allreduce,broadcast,reduce
 for pass in 1 2; do
-  scripts/mpirun.sh -np "$np" $bin/pccl-mpibench -b "$min" -e "$max" -c $colls -r 2 \
+  scripts/mpirun.sh -np "$np" $bin/pccl-mpibench -b "$min" -e "$max" -c $colls -t "$type" -r 2 \
     --csv "$tmp/mpi$pass.csv" >/dev/null
   scripts/mpirun.sh -np "$np" env LD_PRELOAD="$lib" $bin/pccl-mpibench -b "$min" -e "$max" \
-    -c $colls -r 2 --csv "$tmp/pre$pass.csv" >/dev/null
+    -c $colls -t "$type" -r 2 --csv "$tmp/pre$pass.csv" >/dev/null
 done
-scripts/mpirun.sh -np "$np" $bin/pccl-bench --mem malloc -c $colls -b "$min" -e "$max" \
-  --csv "$tmp/bench.csv" >/dev/null
+name=dropin-np$np
+if [ "$type" = float:sum ]; then
+  scripts/mpirun.sh -np "$np" $bin/pccl-bench --mem malloc -c $colls -b "$min" -e "$max" \
+    --csv "$tmp/bench.csv" >/dev/null
+else
+  echo "collective" >"$tmp/bench.csv"
+  name=$name-${type/:/-}
+fi
 # Join on (collective, bytes): best MPI time, best preloaded time, ratio,
 # and pccl-bench's speedup for the same point.
 awk -F, -v np="$np" '
@@ -48,8 +58,8 @@ awk -F, -v np="$np" '
     }
   }' "$tmp"/mpi1.csv "$tmp"/mpi2.csv "$tmp"/pre1.csv "$tmp"/pre2.csv "$tmp"/bench.csv \
   2>"$tmp/joined.csv"
-{ head -n 1 "$tmp/joined.csv"; tail -n +2 "$tmp/joined.csv" | sort -t, -k1,1 -k3,3n; } >"$out/dropin-np$np.csv"
-echo "# MPI program (pccl-mpibench) on $np ranks: MPI alone vs LD_PRELOAD=libpccl_mpi.so"
+{ head -n 1 "$tmp/joined.csv"; tail -n +2 "$tmp/joined.csv" | sort -t, -k1,1 -k3,3n; } >"$out/$name.csv"
+echo "# MPI program (pccl-mpibench -t $type) on $np ranks: MPI alone vs LD_PRELOAD=libpccl_mpi.so"
 echo "# ratio = MPI time / preloaded time; pccl-bench = pccl-bench's speedup over MPI, same sizes"
-column -s, -t "$out/dropin-np$np.csv"
-echo "# written: $out/dropin-np$np.csv"
+column -s, -t "$out/$name.csv"
+echo "# written: $out/$name.csv"

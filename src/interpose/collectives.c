@@ -50,9 +50,7 @@ static int misplaced_in_place(pccl_ip_call_t *c) {
 static pccl_ip_reason_t reduce_reason(int count, MPI_Datatype dt, MPI_Op op, pccl_dtype_t *pd,
                                       pccl_op_t *po) {
   if (count < 0 || dt == MPI_DATATYPE_NULL || op == MPI_OP_NULL) return PCCL_IP_INVALID;
-  if (!pccl_ip_reduce_op(op, po)) return PCCL_IP_OP;
-  if (!pccl_ip_reduce_dtype(dt, pd)) return PCCL_IP_DATATYPE;
-  return PCCL_IP_TAKEN;
+  return pccl_ip_reduction(dt, op, pd, po);
 }
 
 /* Why a collective that moves data falls back, if it does. */
@@ -72,7 +70,7 @@ PCCL_IP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI
   int inplace = sendbuf == MPI_IN_PLACE;
   bufs_t b;
   bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)count, dt, recvbuf, (size_t)count, dt,
-            inplace, pccl_dtype_size(pd));
+            inplace, pccl_dtype_align(pd));
   pccl_status_t st = PCCL_OK;
   if (b.rc == MPI_SUCCESS)
     st = pccl_allreduce(inplace ? b.recv.bytes : b.send.bytes, b.recv.bytes, (size_t)count, pd,
@@ -125,7 +123,7 @@ static int reduce_scatter_run(pccl_ip_call_t *c, const void *sendbuf, void *recv
   size_t n = (size_t)count, total = n * (size_t)c->size, blk = n * pccl_dtype_size(pd);
   bufs_t b;
   bufs_open(c, &b, inplace ? NULL : sendbuf, total, dt, recvbuf, inplace ? total : n, dt,
-            inplace, pccl_dtype_size(pd));
+            inplace, pccl_dtype_align(pd));
   _Alignas(64) unsigned char small[RS_STACK_BYTES];
   void *result = NULL, *heap = NULL;
   if (inplace && n > 0) {
@@ -193,7 +191,7 @@ PCCL_IP_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Da
   if (inplace && !at_root) return misplaced_in_place(&c);
   bufs_t b;
   bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)count, dt, at_root ? recvbuf : NULL,
-            (size_t)count, dt, inplace, pccl_dtype_size(pd));
+            (size_t)count, dt, inplace, pccl_dtype_align(pd));
   pccl_status_t st = PCCL_OK;
   if (b.rc == MPI_SUCCESS)
     st = pccl_reduce(inplace ? b.recv.bytes : b.send.bytes, b.recv.bytes, (size_t)count, pd, po,

@@ -57,8 +57,9 @@ typedef enum {
   X(OFF, "off", "PCCL_MPI=off")                                                          \
   X(INVALID, "invalid", "arguments left to MPI to check (null handle, negative count)")  \
   X(INTERCOMM, "intercomm", "inter-communicator")                                        \
-  X(DATATYPE, "datatype", "a reduction on a datatype pccl has not (derived, 16-bit, ...)") \
-  X(OP, "op", "an op other than sum, prod, min, max (user-defined, logical, loc, ...)")  \
+  X(DATATYPE, "datatype", "a reduction on a datatype pccl has not (derived, long double, complex, ...)") \
+  X(OP, "op", "an op pccl has not (user-defined, MPI_REPLACE, MPI_NO_OP)")               \
+  X(UNDEFINED, "undefined", "an op MPI does not define on the datatype (left to MPI to answer)") \
   X(COUNTS, "counts", "unequal recvcounts")                                              \
   X(NOT_HANDLED, "not-handled", "a call pccl does not take (v-variant, non-blocking)")
 
@@ -105,10 +106,9 @@ void pccl_ip_stats_print(int world_rank, int world_size);
 
 /* ---- datatype.c: what pccl can reduce, and buffers seen as bytes ---- */
 
-/* The pccl type of a predefined MPI datatype for reductions; 0 if none. */
-int pccl_ip_reduce_dtype(MPI_Datatype dt, pccl_dtype_t *out);
-/* The pccl op of a predefined MPI op; 0 if none. */
-int pccl_ip_reduce_op(MPI_Op op, pccl_op_t *out);
+/* Whether pccl reduces dt with op: PCCL_IP_TAKEN with the pccl type and op
+ * set, else why not (PCCL_IP_OP, PCCL_IP_DATATYPE, PCCL_IP_UNDEFINED). */
+pccl_ip_reason_t pccl_ip_reduction(MPI_Datatype dt, MPI_Op op, pccl_dtype_t *pd, pccl_op_t *po);
 
 /* `count` elements of `dt` at `user`, as one contiguous run of bytes at
  * `bytes`, aligned to `align`: the user's buffer itself when it already is

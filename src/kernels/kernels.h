@@ -19,9 +19,7 @@ typedef void (*pccl_divide_fn)(void *dst, size_t n, int divisor);
 pccl_reduce_fn pccl_kernel_reduce(pccl_dtype_t dtype, pccl_op_t op);
 /* NULL for types without AVG (bool, pairs) and out-of-range values. */
 pccl_divide_fn pccl_kernel_divide(pccl_dtype_t dtype);
-/* The alignment a buffer of dtype needs (the element size, but a pair
- * type's struct alignment); 0 for an unknown type. */
-size_t pccl_dtype_align(pccl_dtype_t dtype);
+
 
 /* The cycles of the permutation that brings the block at src_of[x] to x, for
  * pccl_permute_cycles: each nontrivial cycle as its length L, then positions

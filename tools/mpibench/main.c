@@ -1,6 +1,7 @@
 /* main.c - pccl-mpibench: a plain MPI benchmark (no pccl in it) of
  * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Allreduce, MPI_Bcast and
- * MPI_Reduce (root 0) on float32 sums,
+ * MPI_Reduce (root 0) on float32 sums, or on another predefined datatype
+ * and op (-t TYPE:OP),
  * for timing an MPI program with and without libpccl_mpi.so preloaded
  * (scripts/dropin-bench.sh runs both and prints the ratios). Sizes and bus
  * bandwidth follow nccl-tests and pccl-bench: all-gather and reduce-scatter
@@ -9,7 +10,10 @@
  * of `rounds` blocks, each block timed by its slowest rank.
  *   pccl-mpibench [-b MIN] [-e MAX]
  *                 [-c allgather,reducescatter,allreduce,broadcast,reduce]
- *                 [-r ROUNDS] [--csv FILE] */
+ *                 [-t TYPE:OP] [-r ROUNDS] [--csv FILE]
+ * TYPE: float double int short char byte c_bool float_int double_int 2int;
+ * OP: sum prod min max land lor lxor band bor bxor maxloc minloc. Sizes
+ * count whole elements at the type's extent (16 bytes for double_int). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,15 +41,38 @@ static size_t parse_size(const char *text) {
   return (size_t)(v * unit);
 }
 
-static void run_once(coll_t coll, float *send, float *recv, int count) {
+/* The datatype and op every call uses (-t). */
+static MPI_Datatype dtype;
+static MPI_Op op;
+static MPI_Aint extent;
+
+static void parse_type(const char *spec) {
+  static const struct { const char *name; MPI_Datatype dt; } types[] = {
+      {"float", MPI_FLOAT}, {"double", MPI_DOUBLE}, {"int", MPI_INT},
+      {"short", MPI_SHORT}, {"char", MPI_CHAR}, {"byte", MPI_BYTE},
+      {"c_bool", MPI_C_BOOL}, {"float_int", MPI_FLOAT_INT}, {"double_int", MPI_DOUBLE_INT},
+      {"2int", MPI_2INT}};
+  static const struct { const char *name; MPI_Op op; } ops[] = {
+      {"sum", MPI_SUM}, {"prod", MPI_PROD}, {"min", MPI_MIN}, {"max", MPI_MAX},
+      {"land", MPI_LAND}, {"lor", MPI_LOR}, {"lxor", MPI_LXOR}, {"band", MPI_BAND},
+      {"bor", MPI_BOR}, {"bxor", MPI_BXOR}, {"maxloc", MPI_MAXLOC}, {"minloc", MPI_MINLOC}};
+  size_t len = strcspn(spec, ":");
+  int t = -1, o = -1;
+  for (int i = 0; i < (int)(sizeof types / sizeof types[0]); i++)
+    if (strlen(types[i].name) == len && !strncmp(spec, types[i].name, len)) t = i;
+  for (int i = 0; spec[len] == ':' && i < (int)(sizeof ops / sizeof ops[0]); i++)
+    if (!strcmp(spec + len + 1, ops[i].name)) o = i;
+  if (t < 0 || o < 0) die("-t takes TYPE:OP, as float:sum, short:band, c_bool:lor or double_int:maxloc");
+  dtype = types[t].dt, op = ops[o].op;
+}
+
+static void run_once(coll_t coll, void *send, void *recv, int count) {
   switch (coll) {
-  case ALLGATHER: MPI_Allgather(send, count, MPI_FLOAT, recv, count, MPI_FLOAT, MPI_COMM_WORLD); break;
-  case REDUCESCATTER:
-    MPI_Reduce_scatter_block(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    break;
-  case BROADCAST: MPI_Bcast(recv, count, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
-  case REDUCE: MPI_Reduce(send, recv, count, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD); break;
-  default: MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+  case ALLGATHER: MPI_Allgather(send, count, dtype, recv, count, dtype, MPI_COMM_WORLD); break;
+  case REDUCESCATTER: MPI_Reduce_scatter_block(send, recv, count, dtype, op, MPI_COMM_WORLD); break;
+  case BROADCAST: MPI_Bcast(recv, count, dtype, 0, MPI_COMM_WORLD); break;
+  case REDUCE: MPI_Reduce(send, recv, count, dtype, op, 0, MPI_COMM_WORLD); break;
+  default: MPI_Allreduce(send, recv, count, dtype, op, MPI_COMM_WORLD); break;
   }
 }
 
@@ -66,7 +93,7 @@ static void parse_colls(const char *list, int want[NCOLLS]) {
 }
 
 /* Seconds per call over `iters` calls, the slowest rank's. */
-static double time_block(coll_t coll, float *send, float *recv, int count, int iters) {
+static double time_block(coll_t coll, void *send, void *recv, int count, int iters) {
   MPI_Barrier(MPI_COMM_WORLD);
   double t = MPI_Wtime();
   for (int i = 0; i < iters; i++) run_once(coll, send, recv, count);
@@ -83,7 +110,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   size_t min_bytes = 1024, max_bytes = 64u << 20;
   int rounds = 3, want[NCOLLS] = {1, 1, 1, 1, 1};
-  const char *csv_path = NULL;
+  const char *csv_path = NULL, *type_spec = "float:sum";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "-b") && v) min_bytes = parse_size(v), i++;
@@ -91,24 +118,30 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "-r") && v) rounds = atoi(v), i++;
     else if (!strcmp(a, "--csv") && v) csv_path = v, i++;
     else if (!strcmp(a, "-c") && v) parse_colls(v, want), i++;
-    else die("usage: pccl-mpibench [-b MIN] [-e MAX] [-c COLLS] [-r ROUNDS] [--csv FILE]");
+    else if (!strcmp(a, "-t") && v) type_spec = v, i++;
+    else die("usage: pccl-mpibench [-b MIN] [-e MAX] [-c COLLS] [-t TYPE:OP] [-r ROUNDS] [--csv FILE]");
   }
   if (rounds < 1 || rounds > 100 || min_bytes > max_bytes) die("bad -r, -b or -e");
-  size_t max_floats = max_bytes / sizeof(float) + (size_t)nranks;
-  float *send = malloc(max_floats * sizeof(float)), *recv = malloc(max_floats * sizeof(float));
+  parse_type(type_spec);
+  MPI_Aint lb;
+  MPI_Type_get_extent(dtype, &lb, &extent);
+  size_t max_bytes_alloc = max_bytes + (size_t)nranks * (size_t)extent;
+  unsigned char *send = malloc(max_bytes_alloc), *recv = malloc(max_bytes_alloc);
   if (!send || !recv) die("out of memory");
-  for (size_t i = 0; i < max_floats; i++) send[i] = (float)(i % 7), recv[i] = 0;
+  /* small values (0 or 1 for bool, which holds nothing else) in every byte */
+  int is_bool = dtype == MPI_C_BOOL;
+  for (size_t i = 0; i < max_bytes_alloc; i++) send[i] = (unsigned char)(is_bool ? i % 2 : i % 7), recv[i] = 0;
   FILE *csv = rank == 0 && csv_path ? fopen(csv_path, "w") : NULL;
   if (rank == 0 && csv_path && !csv) die("cannot write the CSV file");
   if (csv) fprintf(csv, "collective,nranks,bytes,time_us,busbw_gbs\n");
-  if (rank == 0) printf("# pccl-mpibench: %d ranks, float32 sum, best of %d rounds\n", nranks, rounds);
+  if (rank == 0) printf("# pccl-mpibench: %d ranks, %s, best of %d rounds\n", nranks, type_spec, rounds);
 
   for (int c = 0; c < NCOLLS; c++) {
     if (!want[c]) continue;
     if (rank == 0) printf("\n# %s\n%12s %12s %12s\n", coll_names[c], "bytes", "time_us", "busbw");
     for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
       size_t per = c == ALLGATHER || c == REDUCESCATTER ? (size_t)nranks : 1;
-      int count = (int)(bytes / sizeof(float) / per);
+      int count = (int)(bytes / (size_t)extent / per);
       if (count == 0) continue;
       for (int i = 0; i < 3; i++) run_once((coll_t)c, send, recv, count);
       double once = time_block((coll_t)c, send, recv, count, 1);
@@ -121,7 +154,7 @@ int main(int argc, char **argv) {
       }
       double n = nranks, factor = c == ALLREDUCE ? 2 * (n - 1) / n
                                 : c == BROADCAST || c == REDUCE ? 1.0 : (n - 1) / n;
-      double sized = (double)count * sizeof(float) * (double)per;
+      double sized = (double)count * (double)extent * (double)per;
       double busbw = sized / best / 1e9 * factor;
       if (rank == 0) printf("%12.0f %12.2f %12.3f\n", sized, best * 1e6, busbw);
       if (csv) fprintf(csv, "%s,%d,%.0f,%.3f,%.4f\n", coll_names[c], nranks, sized, best * 1e6, busbw);
