@@ -392,6 +392,11 @@ PCCL_API pccl_status_t pccl_gather(const void *sendbuf, void *recvbuf, size_t co
 PCCL_API pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t count,
                                      pccl_dtype_t dtype, pccl_comm_t *comm);
 
+/* Returns once every rank of comm has called it (as MPI_Barrier). Runs as a
+ * one-byte all-reduce, so its errors are pccl_allreduce's: PCCL_ERR_TIMEOUT
+ * when a rank does not come within the communicator's timeout. */
+PCCL_API pccl_status_t pccl_barrier(pccl_comm_t *comm);
+
 /* ---- compressed collectives (lossy) -------------------------------------- */
 /* The same collectives with the data compressed on the wire by an
  * error-bounded codec: for slow networks, where moving fewer bytes pays for

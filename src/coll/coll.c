@@ -46,6 +46,7 @@ static const coll_info_t infos[PCCL_COLL_COUNT] = {
 
 typedef struct {
   pccl_coll_t coll;
+  const char *api; /* the public call's name when it is not the collective's own */
   const void *sendbuf;
   void *recvbuf;
   size_t count;
@@ -62,9 +63,11 @@ typedef struct {
   int device; /* the buffers are device memory */
 } call_t;
 
+static const char *api_of(const call_t *c) { return c->api ? c->api : infos[c->coll].api; }
+
 static pccl_status_t check_buffer(pccl_comm_t *comm, const call_t *c, const void *buf,
                                   const char *name) {
-  const char *api = infos[c->coll].api;
+  const char *api = api_of(c);
   if (!buf) return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "%s is NULL (count %zu)", name, c->count);
   size_t align = pccl_dtype_align(c->dtype);
   if ((uintptr_t)buf & (align - 1)) /* alignments are powers of two */
@@ -77,7 +80,7 @@ static pccl_status_t check_buffer(pccl_comm_t *comm, const call_t *c, const void
 /* Overlapping buffers are allowed only in the documented in-place layout:
  * the smaller buffer at this rank's (or the root's) block of the larger. */
 static pccl_status_t check_overlap(pccl_comm_t *comm, int rank, call_t *c) {
-  const char *api = infos[c->coll].api;
+  const char *api = api_of(c);
   uintptr_t s = (uintptr_t)c->sendbuf, r = (uintptr_t)c->recvbuf;
   uintptr_t se = s + c->send_elems * c->esize, re = r + c->recv_elems * c->esize;
   if (!c->use_send || !c->use_recv || se <= r || re <= s) return PCCL_OK;
@@ -100,7 +103,7 @@ static pccl_status_t check_overlap(pccl_comm_t *comm, int rank, call_t *c) {
 /* Which memory the buffers are in: both on the host or both on one device
  * (a rank's memory is its own affair: ranks may differ). */
 static pccl_status_t check_memory(pccl_comm_t *comm, call_t *c) {
-  const char *api = infos[c->coll].api;
+  const char *api = api_of(c);
   int ks = -1, kr = -1;
   pccl_status_t st = PCCL_OK;
   if (c->use_send) st = pccl__device_classify(c->sendbuf, &ks);
@@ -118,7 +121,7 @@ static pccl_status_t check_memory(pccl_comm_t *comm, call_t *c) {
  * caller's place in the communicator the call is for. */
 static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) {
   const coll_info_t *info = &infos[c->coll];
-  const char *api = info->api;
+  const char *api = api_of(c);
   c->esize = pccl_dtype_size(c->dtype);
   if (c->esize == 0)
     return pccl__error(comm, PCCL_ERR_INVALID_DTYPE, api, "unknown datatype %d", (int)c->dtype);
@@ -156,7 +159,7 @@ static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) 
 
 /* The lossy call's own arguments (after validate()). */
 static pccl_status_t validate_lossy(pccl_comm_t *comm, const call_t *c) {
-  const char *api = infos[c->coll].api;
+  const char *api = api_of(c);
   const pccl_lossy_t *l = c->lossy;
   if (l == NULL || l->size != sizeof(pccl_lossy_t))
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
@@ -253,7 +256,7 @@ typedef struct {
 } placement_t;
 
 static pccl_status_t place(pccl_comm_t *comm, const call_t *c, const pccl_sched_t *s, placement_t *p) {
-  const char *api = infos[c->coll].api;
+  const char *api = api_of(c);
   pccl_status_t st = pccl_route_reserve(&comm->route, s->nsteps);
   if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory for %u requests", s->nsteps);
   if (c->device) {
@@ -268,7 +271,7 @@ static pccl_status_t place(pccl_comm_t *comm, const call_t *c, const pccl_sched_
 }
 
 static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sched_t *s) {
-  const char *api = infos[c->coll].api;
+  const char *api = api_of(c);
   placement_t where;
   pccl_status_t st = place(comm, c, s, &where);
   if (st != PCCL_OK) return st;
@@ -414,7 +417,7 @@ static pccl_status_t scratch_plan(pccl_comm_t *comm, const call_t *c, const pccl
   size_t tmp_max = (size_t)-need[0];
   if (tmp_max * es <= limit) return PCCL_OK;
   if (need[1] && pccl__stream_stage_blocks(c->coll, comm->size) > 0)
-    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, infos[c->coll].api,
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api_of(c),
                        "its scratch exceeds PCCL_MAX_SCRATCH, and streaming %s through host staging "
                        "is not built for device buffers (some rank passed them) yet: raise "
                        "PCCL_MAX_SCRATCH", pccl_coll_name(c->coll));
@@ -437,7 +440,7 @@ static pccl_status_t stream(pccl_comm_t *comm, const call_t *c, pccl_choice_t ch
                      c->use_recv ? c->recvbuf : NULL, c->count, c->esize, seg, run_piece, &ctx};
   pccl_status_t st = pccl__stream(&s);
   if (st == PCCL_ERR_NO_MEMORY && !comm->error[0])
-    pccl__error(comm, st, infos[c->coll].api, "cannot allocate %zu bytes of staging", stage);
+    pccl__error(comm, st, api_of(c), "cannot allocate %zu bytes of staging", stage);
   return st;
 }
 
@@ -445,7 +448,7 @@ static pccl_status_t stream(pccl_comm_t *comm, const call_t *c, pccl_choice_t ch
  * without a schedule to fetch or an executor to set up. Any error leaves
  * the segment's rounds out of step, so it breaks the communicator. */
 static pccl_status_t run_seg(pccl_comm_t *comm, const call_t *c) {
-  const char *api = infos[c->coll].api;
+  const char *api = api_of(c);
   if (comm->size == 1) { /* every collective of one rank is a copy (x / 1 = x for AVG) */
     if (c->use_send && c->use_recv && !c->inplace)
       memcpy(c->recvbuf, c->sendbuf, c->count * c->esize);
@@ -472,7 +475,7 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const call_t *c) {
 /* Validates, selects and runs a call; with PCCL_CHECK the ranks first
  * agree on it (`checked`), which pccl's own agreement call skips. */
 static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
-  const char *api = infos[c->coll].api;
+  const char *api = api_of(c);
   pccl_status_t st = validate(comm, comm->rank, comm->size, c);
   if (st == PCCL_OK && c->lossy_call) st = validate_lossy(comm, c);
   pccl_choice_t choice = {NULL, 0};
@@ -516,7 +519,7 @@ static pccl_status_t allreduce_min(pccl_comm_t *comm, int64_t *v, size_t n) {
 }
 
 static pccl_status_t run(pccl_comm_t *comm, call_t *c) {
-  const char *api = infos[c->coll].api;
+  const char *api = api_of(c);
   if (!pccl__comm_live(comm))
     return pccl__error(NULL, PCCL_ERR_INVALID_COMM, api,
                        "not a live communicator (NULL, never created or already destroyed)");
@@ -544,6 +547,16 @@ pccl_status_t pccl_reduce_scatter(const void *sendbuf, void *recvbuf, size_t cou
 pccl_status_t pccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              pccl_op_t op, pccl_comm_t *comm) {
   call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return run(comm, &c);
+}
+
+/* A barrier is an all-reduce of one byte: on one node the segment's, whose
+ * latency is below MPI's own barrier (docs/mpi-dropin.md has the numbers),
+ * and errors and timeouts come as for any collective. */
+pccl_status_t pccl_barrier(pccl_comm_t *comm) {
+  uint8_t token = 0;
+  call_t c = {.coll = PCCL_COLL_ALLREDUCE, .api = "pccl_barrier", .sendbuf = &token, .recvbuf = &token,
+              .count = 1, .dtype = PCCL_UINT8, .op = PCCL_MAX};
   return run(comm, &c);
 }
 

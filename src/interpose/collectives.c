@@ -335,6 +335,12 @@ PCCL_IP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype send
   return bufs_close(&c, &b, st, at_root);
 }
 
+PCCL_IP_API int MPI_Barrier(MPI_Comm comm) {
+  pccl_ip_call_t c;
+  if (!pccl_ip_start(&c, PCCL_IP_BARRIER, comm, PCCL_IP_TAKEN)) return c.rc ? c.rc : PMPI_Barrier(comm);
+  return pccl_ip_finish(&c, pccl_barrier(c.pc), MPI_SUCCESS, NULL);
+}
+
 /* ---- calls pccl does not take: counted, then MPI's ---- */
 
 PCCL_IP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

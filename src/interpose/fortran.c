@@ -1,4 +1,4 @@
-/* fortran.c - the Fortran entry points (mpif.h and `use mpi`) of the nine
+/* fortran.c - the Fortran entry points (mpif.h and `use mpi`) of the ten
  * collectives. Open MPI's own Fortran wrappers call PMPI_* directly, so
  * without these a Fortran program would never reach pccl. Each name is
  * defined in the four usual manglings; handles come through MPI_*_f2c and
@@ -86,6 +86,8 @@ static void alltoall_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *r
   *ierr = MPI_Alltoall(f_buf(s), *sn, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), F_COMM(comm));
 }
 
+static void barrier_f(MPI_Fint *comm, MPI_Fint *ierr) { *ierr = MPI_Barrier(F_COMM(comm)); }
+
 static void scatter_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt,
                       MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) {
   *ierr = MPI_Scatter(f_buf(s), *sn, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), *root, F_COMM(comm));
@@ -153,3 +155,4 @@ F_ENTRY(MPI_ALLGATHER, mpi_allgather, allgather_f, P_MOVE, A_MOVE)
 F_ENTRY(MPI_ALLTOALL, mpi_alltoall, alltoall_f, P_MOVE, A_MOVE)
 F_ENTRY(MPI_SCATTER, mpi_scatter, scatter_f, P_ROOTED, A_ROOTED)
 F_ENTRY(MPI_GATHER, mpi_gather, gather_f, P_ROOTED, A_ROOTED)
+F_ENTRY(MPI_BARRIER, mpi_barrier, barrier_f, (MPI_Fint * c, MPI_Fint *e), (c, e))

@@ -1,4 +1,4 @@
-/* test_dropin.c - a plain MPI program (no pccl in it) that runs the nine
+/* test_dropin.c - a plain MPI program (no pccl in it) that runs the ten
  * collectives libpccl_mpi.so intercepts over every datatype it maps, every
  * op, several sizes, in place and not, plus the cases that must fall back
  * or go through a copy; each result is checked against a reference computed
@@ -450,6 +450,28 @@ static void test_pairs(size_t n, int inplace, int salt) {
   }
 }
 
+/* ---- the barrier ---- */
+
+/* Each rank in turn comes 50 ms late to MPI_Barrier: no other leaves before
+ * it comes (less a margin for reading the clock). Not in the digest. */
+static void test_barrier(void) {
+  const double late = 0.05;
+  for (int k = 0; k < nranks; k++) {
+    check_rc("barrier", MPI_Barrier(MPI_COMM_WORLD)); /* start together */
+    if (rank == k) {
+      double until = MPI_Wtime() + late;
+      while (MPI_Wtime() < until) continue;
+    }
+    double t = MPI_Wtime();
+    check_rc("barrier", MPI_Barrier(MPI_COMM_WORLD));
+    double waited = MPI_Wtime() - t;
+    checks++;
+    if (rank != k && waited < late - 0.01 && failures++ < 10)
+      fprintf(stderr, "rank %d: FAIL barrier left after %.3f s, before rank %d came (%.3f s late)\n",
+              rank, waited, k, late);
+  }
+}
+
 /* ---- cases that fall back, or that pccl runs through a copy ---- */
 
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
@@ -653,6 +675,7 @@ int main(int argc, char **argv) {
     for (size_t m = 0; m < sizeof moves / sizeof moves[0]; m++)
       for (int inplace = 0; inplace < 2; inplace++) test_moves(sizes[si], moves[m], inplace, salt++);
   test_fallbacks();
+  test_barrier();
 
   /* Gather every rank's counts and digest with point-to-point messages,
    * which the interposer leaves alone. */

@@ -1,4 +1,4 @@
-! test_fortran.f90 - a plain Fortran MPI program (mpif.h) calling the nine
+! test_fortran.f90 - a plain Fortran MPI program (mpif.h) calling the ten
 ! collectives that libpccl_mpi.so intercepts, MPI_IN_PLACE included, each
 ! checked against a reference computed here. Prints the checks, failures and
 ! a digest of the results for run_dropin.sh to compare with and without the
@@ -103,6 +103,15 @@ program test_fortran
   end do
   call MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, big, total, MPI_INTEGER, MPI_COMM_WORLD, ierr)
   call expect_int(big(1:total * nranks), bigw(1:total * nranks), total * nranks, 'alltoall in place')
+
+  ! a barrier: the call's return code (test_faults and test_dropin check
+  ! that ranks wait)
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  checks = checks + 1
+  if (ierr /= MPI_SUCCESS) then
+    failures = failures + 1
+    print '(a,i0,a)', 'rank ', rank, ': FAIL barrier'
+  end if
 
   ! every rank's counts and digest to rank 0, summed
   call MPI_Allreduce(MPI_IN_PLACE, checks, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)

@@ -13,6 +13,10 @@
  *                         and the ranks, and the communicator still works
  *   test_faults checkskip (PCCL_CHECK=1) the last rank skips: the agreement
  *                         itself times out
+ *   test_faults barrier   pccl_barrier: each rank in turn comes 0.3 s late and
+ *                         no other leaves before it comes (under the default
+ *                         algorithm and ring); then the last rank skips one:
+ *                         the others get PCCL_ERR_TIMEOUT naming pccl_barrier
  *   test_faults dead      the last rank kills itself (SIGKILL) before an
  *                         all-reduce: under `mpirun --enable-recovery` (Open
  *                         MPI) the others get PCCL_ERR_TIMEOUT within the
@@ -89,6 +93,49 @@ static void test_skip(pccl_comm_t *comm) {
   if (!seg) return;
   skip_one(seg, "seg", "round");
   expect(pccl_comm_destroy(seg) == PCCL_OK, "pccl_comm_destroy");
+}
+
+/* Each rank in turn comes `late` seconds late to a barrier: the others wait
+ * for it (they leave no earlier than it comes, less a margin for the
+ * clocks' reading), and it does not wait once there. */
+static void barrier_waits(pccl_comm_t *comm, const char *algo) {
+  const double late = 0.3;
+  char what[128];
+  if (algo) expect(pccl_comm_set_algo(comm, PCCL_COLL_ALLREDUCE, algo) == PCCL_OK, "force the algorithm");
+  for (int k = 0; k < size; k++) {
+    expect(pccl_barrier(comm) == PCCL_OK, "a barrier all ranks call"); /* start together */
+    if (rank == k) {
+      struct timespec ts = {0, (long)(late * 1e9)};
+      nanosleep(&ts, NULL);
+    }
+    double t = now();
+    pccl_status_t st = pccl_barrier(comm);
+    double waited = now() - t;
+    snprintf(what, sizeof what, "%s barrier with rank %d late: %s after %.3f s", algo ? algo : "default", k,
+             pccl_status_string(st), waited);
+    expect(st == PCCL_OK, what);
+    expect(rank == k ? waited < late : waited > late - 0.05, what);
+  }
+}
+
+static void test_barrier(pccl_comm_t *comm) {
+  expect(pccl_barrier(NULL) == PCCL_ERR_INVALID_COMM, "pccl_barrier(NULL) is PCCL_ERR_INVALID_COMM");
+  barrier_waits(comm, NULL);
+  barrier_waits(comm, "ring");
+  expect(pccl_comm_set_algo(comm, PCCL_COLL_ALLREDUCE, NULL) == PCCL_OK, "back to the default");
+  pccl_comm_set_timeout(comm, 2.0);
+  if (rank == size - 1) {
+    sleep(4);
+    pccl_comm_abort(comm);
+    return;
+  }
+  double t = now();
+  pccl_status_t st = pccl_barrier(comm);
+  double s = now() - t;
+  printf("rank %d: %s after %.2f s: %s\n", rank, pccl_status_string(st), s, pccl_last_error(comm));
+  expect(st == PCCL_ERR_TIMEOUT, "a skipped barrier returns PCCL_ERR_TIMEOUT");
+  expect(s >= 2.0 && s < 10.0, "it gives up after the 2 s timeout, not much later");
+  expect(strstr(pccl_last_error(comm), "pccl_barrier") != NULL, "the message names pccl_barrier");
 }
 
 static void *abort_later(void *comm) {
@@ -214,8 +261,9 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "mismatch")) test_mismatch(comm);
   else if (!strcmp(mode, "checkskip")) test_checkskip(comm);
   else if (!strcmp(mode, "dead")) test_dead(comm);
+  else if (!strcmp(mode, "barrier")) test_barrier(comm);
   else {
-    if (rank == 0) fprintf(stderr, "usage: test_faults skip|abort|mismatch|checkskip|dead\n");
+    if (rank == 0) fprintf(stderr, "usage: test_faults skip|abort|mismatch|checkskip|dead|barrier\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   expect(pccl_comm_destroy(comm) == PCCL_OK, "pccl_comm_destroy");

@@ -37,7 +37,7 @@ def contribution(r, shape, dtype, salt):
 
 def numpy_part():
     p, me = pccl.size(), pccl.rank()
-    for dtype in (np.float32, np.float64, np.int32, np.int64, np.uint8, np.float16):
+    for dtype in (np.float32, np.float64, np.int32, np.int64, np.uint8, np.float16, np.int16, np.uint16):
         shape = (6, 5)
         x = contribution(me, shape, dtype, 1)
         every = [contribution(r, shape, dtype, 1) for r in range(p)]
