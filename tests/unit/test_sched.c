@@ -1,7 +1,9 @@
 /* test_sched.c - runs every rank's schedule of every registered algorithm in
  * one process over the in-memory transport (no MPI), for every rank count
  * from 1 to 64, several counts, in-place and out-of-place, every root
- * position that matters, and with messages split into small pieces. Each
+ * position that matters, and with messages split into small pieces, on
+ * int32 sums; the reductions again on 16-byte (double, int) pairs under
+ * MAXLOC, for an element size and an op of another kind. Each
  * result is checked against a reference computed here from the inputs. The
  * in-memory transport is rendezvous-only, so a schedule that would deadlock
  * under a real MPI fails here too. */
@@ -25,15 +27,67 @@ static int32_t input(int rank, size_t i) {
   return (int32_t)((uint32_t)rank * 1000003u + (uint32_t)i * 7u + 1u);
 }
 
-static int32_t sum_over_ranks(int p, size_t i) {
+/* The element type of a pass: its size, rank r's element i, the reduction
+ * of element i over p ranks, equality, and the kernel. */
+typedef struct {
+  const char *name;
+  size_t size;
+  void (*input)(int rank, size_t i, void *dst);
+  void (*reduced)(int p, size_t i, void *dst);
+  int (*same)(const void *a, const void *b);
+  pccl_dtype_t dtype;
+  pccl_op_t op;
+} elem_t;
+
+static void int_input(int rank, size_t i, void *dst) {
+  int32_t v = input(rank, i);
+  memcpy(dst, &v, sizeof v);
+}
+static void int_sum(int p, size_t i, void *dst) {
   uint32_t s = 0;
   for (int r = 0; r < p; r++) s += (uint32_t)input(r, i);
-  return (int32_t)s;
+  memcpy(dst, &s, sizeof s);
+}
+static int int_same(const void *a, const void *b) { return memcmp(a, b, sizeof(int32_t)) == 0; }
+
+/* Pairs: a few values, so equal ones (where the smaller index wins) meet;
+ * the index is not the rank, so the order of the reduction shows. */
+static void pair_input(int rank, size_t i, void *dst) {
+  uint32_t h = (uint32_t)input(rank, i) * 2654435761u;
+  pccl_double_int_t v;
+  memset(&v, 0, sizeof v);
+  v.value = (double)((h >> 8) % 5);
+  v.index = (int32_t)((h >> 16) % 13) - 6;
+  memcpy(dst, &v, sizeof v);
+}
+static void pair_maxloc(int p, size_t i, void *dst) {
+  pccl_double_int_t best, x;
+  pair_input(0, i, &best);
+  for (int r = 1; r < p; r++) {
+    pair_input(r, i, &x);
+    if (x.value > best.value || (x.value == best.value && x.index < best.index)) best = x;
+  }
+  memcpy(dst, &best, sizeof best);
+}
+static int pair_same(const void *a, const void *b) {
+  pccl_double_int_t x, y;
+  memcpy(&x, a, sizeof x);
+  memcpy(&y, b, sizeof y);
+  return x.value == y.value && x.index == y.index; /* padding aside */
 }
 
+static const elem_t int32_sum = {"int32 sum", sizeof(int32_t), int_input, int_sum, int_same,
+                                 PCCL_INT32, PCCL_SUM};
+static const elem_t pair_max = {"double_int maxloc", sizeof(pccl_double_int_t), pair_input,
+                                pair_maxloc, pair_same, PCCL_DOUBLE_INT, PCCL_MAXLOC};
+static const elem_t *g_elem = &int32_sum; /* the current pass's */
+
+/* Element i of a buffer of the current type. */
+static unsigned char *at(void *base, size_t i) { return (unsigned char *)base + i * g_elem->size; }
+
 typedef struct {
-  int32_t *send, *recv; /* what the rank passes (may alias, may be NULL) */
-  int32_t *own_send, *own_recv; /* allocations to free */
+  unsigned char *send, *recv; /* what the rank passes (may alias, may be NULL) */
+  unsigned char *own_send, *own_recv; /* allocations to free */
   size_t send_elems, recv_elems;
   int aliased;
   long long send_in_recv;
@@ -63,40 +117,39 @@ static void setup(rank_bufs_t *b, pccl_coll_t coll, int p, int rank, int root, s
   if (inplace) {
     size_t owner = (size_t)(rooted(coll) ? root : rank);
     if (b->recv_elems >= b->send_elems) {
-      b->own_recv = malloc(b->recv_elems * sizeof(int32_t));
+      b->own_recv = malloc(b->recv_elems * g_elem->size);
       b->recv = b->own_recv;
       long long shift = blocks_out(coll) && !blocks_in(coll) ? (long long)(owner * c) : 0;
-      b->send = b->recv + shift;
+      b->send = at(b->recv, (size_t)shift);
       b->send_in_recv = shift;
     } else {
-      b->own_send = malloc(b->send_elems * sizeof(int32_t));
+      b->own_send = malloc(b->send_elems * g_elem->size);
       b->send = b->own_send;
-      b->recv = b->send + owner * c;
+      b->recv = at(b->send, owner * c);
       b->send_in_recv = -(long long)(owner * c);
     }
     b->aliased = 1;
   } else {
-    if (uses_send) b->own_send = b->send = malloc(b->send_elems * sizeof(int32_t));
-    if (uses_recv) b->own_recv = b->recv = malloc(b->recv_elems * sizeof(int32_t));
-    if (b->recv)
-      for (size_t i = 0; i < b->recv_elems; i++) b->recv[i] = (int32_t)0xDEADBEEF;
+    if (uses_send) b->own_send = b->send = malloc(b->send_elems * g_elem->size);
+    if (uses_recv) b->own_recv = b->recv = malloc(b->recv_elems * g_elem->size);
+    if (b->recv) memset(b->recv, 0xDE, b->recv_elems * g_elem->size);
   }
   if (b->send)
-    for (size_t i = 0; i < b->send_elems; i++) b->send[i] = input(rank, i);
+    for (size_t i = 0; i < b->send_elems; i++) g_elem->input(rank, i, at(b->send, i));
 }
 
-/* Expected output element i of `rank`. */
-static int32_t expected(pccl_coll_t coll, int p, int rank, int root, size_t c, size_t i) {
+/* Expected output element i of `rank`, into dst. */
+static void expected(pccl_coll_t coll, int p, int rank, int root, size_t c, size_t i, void *dst) {
   switch (coll) {
-    case PCCL_COLL_ALLGATHER: return input((int)(i / c), i % c);
-    case PCCL_COLL_REDUCE_SCATTER: return sum_over_ranks(p, (size_t)rank * c + i);
-    case PCCL_COLL_ALLREDUCE: return sum_over_ranks(p, i);
-    case PCCL_COLL_BROADCAST: return input(root, i);
-    case PCCL_COLL_REDUCE: return sum_over_ranks(p, i);
-    case PCCL_COLL_SCATTER: return input(root, (size_t)rank * c + i);
-    case PCCL_COLL_GATHER: return input((int)(i / c), i % c);
-    case PCCL_COLL_ALLTOALL: return input((int)(i / c), (size_t)rank * c + i % c);
-    default: return 0;
+    case PCCL_COLL_ALLGATHER: g_elem->input((int)(i / c), i % c, dst); return;
+    case PCCL_COLL_REDUCE_SCATTER: g_elem->reduced(p, (size_t)rank * c + i, dst); return;
+    case PCCL_COLL_ALLREDUCE: g_elem->reduced(p, i, dst); return;
+    case PCCL_COLL_BROADCAST: g_elem->input(root, i, dst); return;
+    case PCCL_COLL_REDUCE: g_elem->reduced(p, i, dst); return;
+    case PCCL_COLL_SCATTER: g_elem->input(root, (size_t)rank * c + i, dst); return;
+    case PCCL_COLL_GATHER: g_elem->input((int)(i / c), i % c, dst); return;
+    case PCCL_COLL_ALLTOALL: g_elem->input((int)(i / c), (size_t)rank * c + i % c, dst); return;
+    default: return;
   }
 }
 
@@ -105,17 +158,18 @@ static int check(const pccl_algo_t *al, int p, int root, size_t c, int inplace, 
   for (int r = 0; r < p; r++) {
     rank_bufs_t *b = &bufs[r];
     if (!b->recv) continue;
+    unsigned char want[16];
     for (size_t i = 0; i < b->recv_elems; i++) {
-      int32_t want = expected(al->coll, p, r, root, c, i);
-      if (b->recv[i] == want) continue;
-      printf("FAIL %s/%s:%d p=%d rank=%d root=%d count=%zu inplace=%d max_msg=%zu: element %zu is %d, want %d\n",
-             pccl_coll_name(al->coll), al->name, g_k, p, r, root, c, inplace, max_msg, i, b->recv[i], want);
+      expected(al->coll, p, r, root, c, i, want);
+      if (g_elem->same(at(b->recv, i), want)) continue;
+      printf("FAIL %s/%s:%d %s p=%d rank=%d root=%d count=%zu inplace=%d max_msg=%zu: element %zu differs\n",
+             pccl_coll_name(al->coll), al->name, g_k, g_elem->name, p, r, root, c, inplace, max_msg, i);
       return 0;
     }
     /* Out of place, the send buffer must be left as it was. */
     if (!b->aliased && b->send)
       for (size_t i = 0; i < b->send_elems; i++)
-        if (b->send[i] != input(r, i)) {
+        if ((g_elem->input(r, i, want), !g_elem->same(at(b->send, i), want))) {
           printf("FAIL %s/%s p=%d rank=%d count=%zu: send buffer modified at %zu\n",
                  pccl_coll_name(al->coll), al->name, p, r, c, i);
           return 0;
@@ -186,9 +240,9 @@ static void message_bytes(const pccl_sched_t *s, size_t *sent, size_t *received)
   *sent = *received = 0;
   for (uint32_t i = 0; i < s->nsteps; i++) {
     const pccl_step_t *st = &s->steps[i];
-    if (st->kind == PCCL_STEP_SEND) *sent += st->src.len * sizeof(int32_t);
+    if (st->kind == PCCL_STEP_SEND) *sent += st->src.len * g_elem->size;
     if (st->kind == PCCL_STEP_RECV || st->kind == PCCL_STEP_RECV_REDUCE)
-      *received += st->dst.len * sizeof(int32_t);
+      *received += st->dst.len * g_elem->size;
   }
 }
 
@@ -197,7 +251,7 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
   pccl_sched_t *sched = calloc((size_t)p, sizeof(*sched));
   rank_bufs_t *bufs = calloc((size_t)p, sizeof(*bufs));
   pccl_exec_t *execs = calloc((size_t)p, sizeof(*execs));
-  int32_t **tmp = calloc((size_t)p, sizeof(*tmp));
+  unsigned char **tmp = calloc((size_t)p, sizeof(*tmp));
   pccl_exec_ws_t *ws = calloc((size_t)p, sizeof(*ws));
   pccl_stage_t *stage = calloc((size_t)p, sizeof(*stage));
   crossed_t *crossed = calloc((size_t)p, sizeof(*crossed));
@@ -211,7 +265,7 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
     setup(&bufs[r], al->coll, p, r, root, c, inplace);
     pccl_sb_t *sb;
     pccl_coll_args_t a = {al->coll, p, r, root, c, bufs[r].aliased, &topo, lay.intra, g_k};
-    ok = pccl_sb_create(p, r, sizeof(int32_t), bufs[r].aliased, bufs[r].send_in_recv, max_msg, &sb) == PCCL_OK;
+    ok = pccl_sb_create(p, r, g_elem->size, bufs[r].aliased, bufs[r].send_in_recv, max_msg, &sb) == PCCL_OK;
     if (ok && al->generate(sb, &a) != PCCL_OK) {
       pccl_sb_destroy(sb);
       ok = 0;
@@ -226,17 +280,17 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
       ok = 0;
     }
     if (ok) {
-      tmp[r] = malloc((sched[r].tmp_elems ? sched[r].tmp_elems : 1) * sizeof(int32_t));
-      memset(tmp[r], 0xAB, (sched[r].tmp_elems ? sched[r].tmp_elems : 1) * sizeof(int32_t));
+      tmp[r] = malloc((sched[r].tmp_elems ? sched[r].tmp_elems : 1) * g_elem->size);
+      memset(tmp[r], 0xAB, (sched[r].tmp_elems ? sched[r].tmp_elems : 1) * g_elem->size);
       void *ctx = pccl_mem_world_rank(world, r);
       if (staging) {
         stage[r] = (pccl_stage_t){.inner = &pccl_mem_transport, .inner_ctx = ctx,
                                   .hooks = {hook_to_host, hook_to_device, hook_alloc, hook_free, &crossed[r]}};
-        ok = pccl_stage_begin(&stage[r], pccl_stage_bytes(&sched[r], sizeof(int32_t)), sched[r].nsteps) == PCCL_OK;
+        ok = pccl_stage_begin(&stage[r], pccl_stage_bytes(&sched[r], g_elem->size), sched[r].nsteps) == PCCL_OK;
         ctx = &stage[r];
       }
-      ok = ok && pccl_exec_init(&execs[r], &sched[r], bufs[r].send, bufs[r].recv, tmp[r], sizeof(int32_t),
-                                pccl_kernel_reduce(PCCL_INT32, PCCL_SUM), pccl_kernel_divide(PCCL_INT32),
+      ok = ok && pccl_exec_init(&execs[r], &sched[r], bufs[r].send, bufs[r].recv, tmp[r], g_elem->size,
+                                pccl_kernel_reduce(g_elem->dtype, g_elem->op), pccl_kernel_divide(g_elem->dtype),
                                 tp, ctx, &ws[r]) == PCCL_OK;
     }
   }
@@ -303,6 +357,16 @@ static void run_sweep(const pccl_algo_t *al, int p, layout_t lay) {
   run_case(al, p, lay, p - 1, 10, 1, 3 * sizeof(int32_t), &pccl_mem_transport_staged);
 }
 
+/* The reductions on pairs: a few counts in and out of place, the last rank
+ * as root, and messages split into pieces of two pairs. */
+static void run_pairs(const pccl_algo_t *al, int p, layout_t lay) {
+  const size_t counts[] = {1, 7};
+  for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+    for (int inplace = 0; inplace < 2; inplace++)
+      run_case(al, p, lay, p - 1, counts[ci], inplace, (size_t)1 << 30, &pccl_mem_transport);
+  run_case(al, p, lay, p - 1, 5, 0, 2 * sizeof(pccl_double_int_t), &pccl_mem_transport_staged);
+}
+
 /* The schedule cache tells apart keys that differ in one field only: k
  * once did not count, so a second k of an algorithm ran the first k's
  * schedule at the same count. */
@@ -345,13 +409,20 @@ int main(int argc, char **argv) {
      * matrix (tests/mpi, --algo seg) checks it, test_sim costs it */
     if (al->generate == pccl_gen_seg) continue;
     int hier = strncmp(al->name, "hier", 4) == 0;
+    int reduces = al->coll == PCCL_COLL_ALLREDUCE || al->coll == PCCL_COLL_REDUCE_SCATTER ||
+                  al->coll == PCCL_COLL_REDUCE;
     for (size_t ki = 0; ki < (al->kset ? sizeof ks / sizeof ks[0] : 1); ki++) {
       int before = failed;
       g_k = al->kset ? ks[ki] : al->k;
       for (size_t li = 0; li < (hier ? sizeof layouts / sizeof layouts[0] : 1); li++)
-        for (int p = 1; p <= max_p; p++)
-          if (!al->kset || p <= 24 || p == 27 || p == 32 || p == 48 || p == 63 || p == 64)
-            run_sweep(al, p, layouts[li]);
+        for (int p = 1; p <= max_p; p++) {
+          if (al->kset && p > 24 && p != 27 && p != 32 && p != 48 && p != 63 && p != 64) continue;
+          run_sweep(al, p, layouts[li]);
+          if (!reduces) continue;
+          g_elem = &pair_max;
+          run_pairs(al, p, layouts[li]);
+          g_elem = &int32_sum;
+        }
       printf("%-14s %-13s k=%d %s\n", pccl_coll_name(al->coll), al->name, g_k,
              failed == before ? "ok" : "FAILED");
     }
