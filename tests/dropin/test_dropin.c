@@ -101,21 +101,27 @@ static MPI_Op mpi_op(int op) {
 /* Whether MPI defines op on type t (MPI 4.0, 6.9.2). */
 static int op_defined(int t, int op);
 
-/* A wrapping product (a function: C's bool would take the product itself as
- * a truth value, which compilers warn about). */
-static uint64_t mul64(uint64_t a, uint64_t b) { return a * b; }
+/* An integer op other than min and max on two's-complement bits: the low
+ * bits of the 64-bit result are the type's wrapped result (a function, so
+ * each type's case stays small to compile). */
+static uint64_t combine_bits(uint64_t a, uint64_t b, int op) {
+  switch (op) {
+    case OP_SUM: return a + b;
+    case OP_PROD: return a * b;
+    case OP_LAND: return a != 0 && b != 0;
+    case OP_LOR: return a != 0 || b != 0;
+    case OP_LXOR: return (a != 0) != (b != 0);
+    case OP_BAND: return a & b;
+    case OP_BOR: return a | b;
+    default: return a ^ b;
+  }
+}
 
-#define COMBINE_INT(c, a, b, op)                                             \
-  (op == OP_SUM    ? (c)((uint64_t)(a) + (uint64_t)(b))                      \
-   : op == OP_PROD ? (c)mul64((uint64_t)(a), (uint64_t)(b))                  \
-   : op == OP_MIN  ? ((a) < (b) ? (a) : (b))                                 \
-   : op == OP_MAX  ? ((a) > (b) ? (a) : (b))                                 \
-   : op == OP_LAND ? (c)((a) != 0 && (b) != 0)                               \
-   : op == OP_LOR  ? (c)((a) != 0 || (b) != 0)                               \
-   : op == OP_LXOR ? (c)(((a) != 0) != ((b) != 0))                           \
-   : op == OP_BAND ? (c)((uint64_t)(a) & (uint64_t)(b))                      \
-   : op == OP_BOR  ? (c)((uint64_t)(a) | (uint64_t)(b))                      \
-                   : (c)((uint64_t)(a) ^ (uint64_t)(b)))
+/* Min and max in the type itself, the rest on its bits. */
+#define COMBINE_INT(c, a, b, op)                                         \
+  (op == OP_MIN   ? ((a) < (b) ? (a) : (b))                              \
+   : op == OP_MAX ? ((a) > (b) ? (a) : (b))                              \
+                  : (c)combine_bits((uint64_t)(a), (uint64_t)(b), op))
 #define COMBINE_FLOAT(c, a, b, op)                                           \
   (op == OP_SUM ? (a) + (b) : op == OP_PROD ? (a) * (b)                      \
    : op == OP_MIN ? ((a) < (b) ? (a) : (b)) : ((a) > (b) ? (a) : (b)))
