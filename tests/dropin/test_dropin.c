@@ -459,7 +459,8 @@ static void test_pairs(size_t n, int inplace, int salt) {
 /* ---- the barrier ---- */
 
 /* Each rank in turn comes 50 ms late to MPI_Barrier: no other leaves before
- * it comes (less a margin for reading the clock). Not in the digest. */
+ * half that time has passed (a barrier that does not wait returns in
+ * microseconds). Not in the digest. */
 static void test_barrier(void) {
   const double late = 0.05;
   for (int k = 0; k < nranks; k++) {
@@ -472,7 +473,7 @@ static void test_barrier(void) {
     check_rc("barrier", MPI_Barrier(MPI_COMM_WORLD));
     double waited = MPI_Wtime() - t;
     checks++;
-    if (rank != k && waited < late - 0.01 && failures++ < 10)
+    if (rank != k && waited < late / 2 && failures++ < 10) /* half: see test_faults.c */
       fprintf(stderr, "rank %d: FAIL barrier left after %.3f s, before rank %d came (%.3f s late)\n",
               rank, waited, k, late);
   }

@@ -96,8 +96,7 @@ static void test_skip(pccl_comm_t *comm) {
 }
 
 /* Each rank in turn comes `late` seconds late to a barrier: the others wait
- * for it (they leave no earlier than it comes, less a margin for the
- * clocks' reading), and it does not wait once there. */
+ * for it, and it does not wait once there. */
 static void barrier_waits(pccl_comm_t *comm, const char *algo) {
   const double late = 0.3;
   char what[128];
@@ -114,7 +113,10 @@ static void barrier_waits(pccl_comm_t *comm, const char *algo) {
     snprintf(what, sizeof what, "%s barrier with rank %d late: %s after %.3f s", algo ? algo : "default", k,
              pccl_status_string(st), waited);
     expect(st == PCCL_OK, what);
-    expect(rank == k ? waited < late : waited > late - 0.05, what);
+    /* half the delay: a rank may leave the first barrier a scheduler's
+     * time slice after another on a loaded machine; a barrier that does
+     * not wait returns in microseconds */
+    expect(rank == k ? waited < late : waited > late / 2, what);
   }
 }
 
