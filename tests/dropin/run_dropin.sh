@@ -6,7 +6,8 @@
 #   - every preloaded run prints the same digest of its results as the run
 #     on MPI alone,
 #   - the preload's stats (PCCL_MPI_STATS=1) show what they should: each
-#     --expect CALL:KEY needs a nonzero count, KEY being pccl or a reason.
+#     --expect CALL:KEY needs a nonzero count, KEY being pccl or a reason;
+#     CALL:KEY=N needs exactly N (0: none).
 # Usage:
 #   run_dropin.sh --np N --lib LIB --mpiexec "MPIEXEC FLAGS"
 #                 [--expect "CALL:KEY ..."] [--preload-arg ARG]
@@ -84,14 +85,19 @@ grep '^pccl-mpi:' "$tmp/preload.err"
 
 # A stats line: "pccl-mpi:   MPI_X   <pccl> <mpi>   key n, key n".
 for want in $expect; do
-  call=${want%%:*} key=${want#*:}
+  call=${want%%:*} key=${want#*:} exact=
+  case "$key" in *=*) exact=${key#*=} key=${key%%=*} ;; esac
   line=$(grep -E "^pccl-mpi: +$call +[0-9]" "$tmp/preload.err")
   if [ "$key" = pccl ]; then
     n=$(echo "$line" | awk '{print $3}')
   else
     n=$(echo "$line" | grep -oE "(^| |,)$key [0-9]+" | awk '{print $NF}')
   fi
-  if [ -z "$n" ] || [ "$n" -eq 0 ]; then
+  if [ -n "$exact" ]; then
+    if [ "${n:-0}" -ne "$exact" ]; then
+      echo "FAIL: stats show ${n:-0} '$key' for $call, not $exact (line: '${line:-none}')"; fail=1
+    fi
+  elif [ -z "$n" ] || [ "$n" -eq 0 ]; then
     echo "FAIL: stats show no '$key' for $call (line: '${line:-none}')"; fail=1
   fi
 done
