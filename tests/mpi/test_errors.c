@@ -134,7 +134,19 @@ static void argument_errors(pccl_comm_t *comm) {
       for (size_t i = 0; i < sizeof bad_ops / sizeof bad_ops[0]; i++)
         bad_call(c, s, r, NELEM, PCCL_FLOAT32, bad_ops[i], root, comm, PCCL_ERR_INVALID_OP,
                  "unknown op");
+      /* Ops that exist, on types they are not defined on (pccl.h's list). */
+      const struct { pccl_dtype_t d; pccl_op_t op; } undefined[] = {
+          {PCCL_FLOAT32, PCCL_BAND}, {PCCL_FLOAT64, PCCL_LXOR}, {PCCL_BOOL, PCCL_SUM},
+          {PCCL_BOOL, PCCL_AVG},     {PCCL_INT32, PCCL_MAXLOC}, {PCCL_DOUBLE_INT, PCCL_SUM},
+          {PCCL_FLOAT_INT, PCCL_BOR}};
+      for (size_t i = 0; i < sizeof undefined / sizeof undefined[0]; i++)
+        bad_call(c, s, r, 4, undefined[i].d, undefined[i].op, root, comm, PCCL_ERR_INVALID_OP,
+                 "an op not defined on the type");
     }
+    /* A pair type needs its struct's alignment (8), not its size (16). */
+    if ((c != PCCL_COLL_BROADCAST && c != PCCL_COLL_SCATTER) || g_rank == root)
+      bad_call(c, (unsigned char *)s + 4, r, 4, PCCL_DOUBLE_INT, red ? PCCL_MAXLOC : op, root, comm,
+               PCCL_ERR_INVALID_ARGUMENT, "double_int sendbuf 4 bytes off");
     if (rooted) {
       bad_call(c, s, r, NELEM, PCCL_FLOAT32, op, -1, comm, PCCL_ERR_INVALID_ARGUMENT, "root -1");
       bad_call(c, s, r, NELEM, PCCL_FLOAT32, op, p, comm, PCCL_ERR_INVALID_ARGUMENT,
