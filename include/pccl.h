@@ -137,6 +137,8 @@ typedef enum {
   PCCL_COLL_SCATTER = 5,
   PCCL_COLL_GATHER = 6,
   PCCL_COLL_ALLTOALL = 7,
+  PCCL_COLL_SCAN = 8,
+  PCCL_COLL_EXSCAN = 9,
   PCCL_COLL_COUNT
 } pccl_coll_t;
 
@@ -391,6 +393,18 @@ PCCL_API pccl_status_t pccl_gather(const void *sendbuf, void *recvbuf, size_t co
 
 PCCL_API pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t count,
                                      pccl_dtype_t dtype, pccl_comm_t *comm);
+
+/* Prefix reductions, as MPI_Scan and MPI_Exscan. pccl_scan leaves in rank
+ * r's recvbuf the reduction of the sendbufs of ranks 0..r; pccl_exscan that
+ * of ranks 0..r-1, and never writes rank 0's recvbuf, which may there be
+ * NULL (MPI leaves its contents undefined; pccl leaves them as they were).
+ * PCCL_AVG gives the mean over those ranks. In place: sendbuf == recvbuf.
+ * The ranks' values are combined in rank order where an algorithm can, but
+ * floating-point results may differ in the last bits between algorithms. */
+PCCL_API pccl_status_t pccl_scan(const void *sendbuf, void *recvbuf, size_t count,
+                                 pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm);
+PCCL_API pccl_status_t pccl_exscan(const void *sendbuf, void *recvbuf, size_t count,
+                                   pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm);
 
 /* Returns once every rank of comm has called it (as MPI_Barrier). Runs as a
  * one-byte all-reduce, so its errors are pccl_allreduce's: PCCL_ERR_TIMEOUT

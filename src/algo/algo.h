@@ -146,7 +146,25 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     "node segment: the root copies in chunk by chunk, the others copy out; one node",            \
     pccl_gen_seg)                                                                                 \
   X(REDUCE_SEG, REDUCE, "seg", 0, 0,                                                              \
-    "node segment: every rank copies in, the root reduces from the slots; one node", pccl_gen_seg)
+    "node segment: every rank copies in, the root reduces from the slots; one node", pccl_gen_seg) \
+  X(SCAN_RECDBL, SCAN, "recdbl", 0, 0,                                                            \
+    "recursive doubling (Hillis-Steele): ceil(log2 p) steps of the whole vector, any p",         \
+    pccl_gen_scan_recdbl)                                                                         \
+  X(SCAN_CHAIN, SCAN, "chain", 0, 0,                                                              \
+    "pipelined chain: each rank takes the prefix from the rank below piece by piece, folds its "  \
+    "own in and passes it up", pccl_gen_scan_chain)                                               \
+  X(SCAN_SEG, SCAN, "seg", 0, 0,                                                                  \
+    "node segment: every rank copies in, each reduces the slots of the ranks up to it; one node", \
+    pccl_gen_seg)                                                                                 \
+  X(EXSCAN_RECDBL, EXSCAN, "recdbl", 0, 0,                                                        \
+    "recursive doubling (Hillis-Steele), the partial and the prefix below kept apart, any p",     \
+    pccl_gen_scan_recdbl)                                                                         \
+  X(EXSCAN_CHAIN, EXSCAN, "chain", 0, 0,                                                          \
+    "pipelined chain: each rank takes the prefix from the rank below piece by piece and passes "  \
+    "it on with its own folded in", pccl_gen_scan_chain)                                          \
+  X(EXSCAN_SEG, EXSCAN, "seg", 0, 0,                                                              \
+    "node segment: every rank copies in, each reduces the slots of the ranks below it; one node", \
+    pccl_gen_seg)
 
 /* Compressed (lossy) algorithms, zcoll.c: same columns. They run only for
  * the pccl_*_lossy calls, which run nothing else. */

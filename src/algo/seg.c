@@ -15,6 +15,8 @@ pccl_status_t pccl_gen_seg(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   case PCCL_COLL_ALLREDUCE: break;
   case PCCL_COLL_BROADCAST: send = root ? n : 0; break;
   case PCCL_COLL_REDUCE: recv = root ? n : 0; break;
+  case PCCL_COLL_SCAN: break;
+  case PCCL_COLL_EXSCAN: recv = a->rank > 0 ? n : 0; break;
   default: return PCCL_ERR_UNSUPPORTED;
   }
   pccl_sb_node(sb, a->coll, pccl_rg(PCCL_BUF_RECV, 0, recv), pccl_rg(PCCL_BUF_SEND, 0, send));

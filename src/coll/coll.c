@@ -42,6 +42,8 @@ static const coll_info_t infos[PCCL_COLL_COUNT] = {
     [PCCL_COLL_SCATTER] = {"pccl_scatter", 0, 1, 1, 0, 1, 0},
     [PCCL_COLL_GATHER] = {"pccl_gather", 0, 1, 0, 1, 0, 1},
     [PCCL_COLL_ALLTOALL] = {"pccl_alltoall", 0, 0, 1, 1, 0, 0},
+    [PCCL_COLL_SCAN] = {"pccl_scan", 1, 0, 0, 0, 0, 0},
+    [PCCL_COLL_EXSCAN] = {"pccl_exscan", 1, 0, 0, 0, 0, 0},
 };
 
 typedef struct {
@@ -147,7 +149,7 @@ static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) 
   c->recv_elems = info->recv_blocks ? c->count * p : c->count;
   int at_root = rank == c->root;
   c->use_send = !info->send_root_only || at_root;
-  c->use_recv = !info->recv_root_only || at_root;
+  c->use_recv = (!info->recv_root_only || at_root) && !(c->coll == PCCL_COLL_EXSCAN && rank == 0);
   if (c->count == 0) return PCCL_OK;
   pccl_status_t st = PCCL_OK;
   if (c->use_send) st = check_buffer(comm, c, c->sendbuf, "sendbuf");
@@ -199,6 +201,12 @@ static pccl_exec_lossy_t lossy_split(const call_t *c, uint32_t stages) {
   return (pccl_exec_lossy_t){l->codec, c->dtype, e};
 }
 
+/* How many ranks' values an AVG result sums: all, or a prefix's. */
+static int avg_divisor(pccl_coll_t coll, const pccl_comm_t *comm) {
+  if (coll == PCCL_COLL_SCAN) return comm->rank + 1;
+  return coll == PCCL_COLL_EXSCAN ? comm->rank : comm->size;
+}
+
 static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice,
                               pccl_sched_t *out) {
   pccl_sb_t *sb;
@@ -211,7 +219,7 @@ static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, pccl_choice_t 
   st = choice.algo->generate(sb, &a);
   /* AVG is a sum followed by a division of the result where it lands. */
   if (st == PCCL_OK && c->op == PCCL_AVG && infos[c->coll].reduces && c->use_recv)
-    pccl_sb_divide(sb, pccl_rg(PCCL_BUF_RECV, 0, c->count), comm->size);
+    pccl_sb_divide(sb, pccl_rg(PCCL_BUF_RECV, 0, c->count), avg_divisor(c->coll, comm));
   if (st != PCCL_OK) {
     pccl_sb_destroy(sb);
     return st;
@@ -547,6 +555,18 @@ pccl_status_t pccl_reduce_scatter(const void *sendbuf, void *recvbuf, size_t cou
 pccl_status_t pccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              pccl_op_t op, pccl_comm_t *comm) {
   call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_scan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                        pccl_op_t op, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_SCAN, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_exscan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                          pccl_op_t op, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_EXSCAN, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op};
   return run(comm, &c);
 }
 

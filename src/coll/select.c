@@ -112,6 +112,15 @@ static const rule_t rules[] = {
     {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTER_BINOMIAL, 0},
     {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_BINOMIAL, 0},
     {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_PAIRWISE, 0},
+    /* Prefix reductions: the segment on one node; elsewhere recursive
+     * doubling while latency rules, the pipelined chain from where its
+     * log2 p whole vectors cost more than the pipeline's fill. */
+    {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_SEG, 1},
+    {PCCL_COLL_SCAN, 256 << 10, 1, 0, 0, PCCL_ALGO_SCAN_RECDBL, 0},
+    {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_CHAIN, 0},
+    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1},
+    {PCCL_COLL_EXSCAN, 256 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_RECDBL, 0},
+    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 0},
 };
 
 static int excluded(const pccl_comm_t *comm, pccl_algo_id_t id) {

@@ -127,6 +127,7 @@ void pccl_sb_destroy(pccl_sb_t *sb) {
 }
 
 int pccl_sb_rank(const pccl_sb_t *sb) { return sb->rank; }
+size_t pccl_sb_elem_size(const pccl_sb_t *sb) { return sb->elem_size; }
 int pccl_sb_nranks(const pccl_sb_t *sb) { return sb->nranks; }
 
 size_t pccl_sb_tmp(pccl_sb_t *sb, size_t len) {

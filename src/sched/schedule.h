@@ -109,6 +109,7 @@ pccl_status_t pccl_sb_finish(pccl_sb_t *sb, pccl_sched_t *out);
 void pccl_sb_destroy(pccl_sb_t *sb);
 
 int pccl_sb_rank(const pccl_sb_t *sb);
+size_t pccl_sb_elem_size(const pccl_sb_t *sb); /* bytes of one element */
 int pccl_sb_nranks(const pccl_sb_t *sb);
 
 /* Steps. Errors are sticky and reported by pccl_sb_finish. Empty regions and

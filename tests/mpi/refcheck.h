@@ -39,7 +39,7 @@ static const char *const rc_op_names[PCCL_OP_COUNT] = {
 /* Collective names as the test command lines spell them. */
 static const char *const rc_coll_names[PCCL_COLL_COUNT] = {
     "allgather", "reducescatter", "allreduce", "broadcast",
-    "reduce", "scatter", "gather", "alltoall"};
+    "reduce", "scatter", "gather", "alltoall", "scan", "exscan"};
 
 static inline size_t rc_size(pccl_dtype_t d) { return rc_dtype_sizes[d]; }
 static inline int rc_is_float(pccl_dtype_t d) {
@@ -68,7 +68,8 @@ static inline int rc_same(pccl_dtype_t d, const void *a, const void *b) {
   return memcmp(x, y, rc_pair_value_size[d]) == 0 && memcmp(x + at, y + at, 4) == 0;
 }
 static inline int rc_is_reduction(pccl_coll_t c) {
-  return c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_ALLREDUCE || c == PCCL_COLL_REDUCE;
+  return c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_ALLREDUCE || c == PCCL_COLL_REDUCE ||
+         c == PCCL_COLL_SCAN || c == PCCL_COLL_EXSCAN;
 }
 static inline int rc_is_rooted(pccl_coll_t c) {
   return c == PCCL_COLL_BROADCAST || c == PCCL_COLL_REDUCE || c == PCCL_COLL_SCATTER ||

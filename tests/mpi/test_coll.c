@@ -238,13 +238,20 @@ static void fill_input(const tcase_t *c, unsigned char *dst, int r, size_t off, 
   for (size_t i = 0; i < n; i++) rc_store(c->dtype, dst + i * es, val_logical(c, r, off + i));
 }
 
+/* How many ranks' inputs the expected reduction covers: every rank, or
+ * the prefix of a scan (ranks 0..r) or exscan (0..r-1). */
+static inline int red_ranks(const tcase_t *c) {
+  if (c->coll == PCCL_COLL_SCAN) return g_rank + 1;
+  return c->coll == PCCL_COLL_EXSCAN ? g_rank : g_n;
+}
+
 /* Stores the reduction result from its accumulated value: floats get the
  * exact sum/prod/min/max (acc), AVG divides once in the type (16-bit types
  * through float32); integers wrap to the type's width, AVG divides the
  * wrapped sum with C integer division. */
 static inline void store_float_result(const tcase_t *c, double acc, unsigned char *dst) {
   const pccl_dtype_t d = c->dtype;
-  const int n = g_n;
+  const int n = red_ranks(c);
   if (c->op != PCCL_AVG) {
     rc_store(d, dst, (int64_t)acc); /* exact: small integers */
     return;
@@ -286,19 +293,20 @@ static inline void store_int_result(const tcase_t *c, uint64_t acc, unsigned cha
         s = -(int64_t)((~t & mask) + 1); /* sign-extend */
       else
         s = (int64_t)t;
-      s = s / (int64_t)g_n; /* C integer division */
+      s = s / (int64_t)red_ranks(c); /* C integer division */
       t = (uint64_t)s;
     } else {
-      t = t / (uint64_t)g_n;
+      t = t / (uint64_t)red_ranks(c);
     }
   }
   rc_store(d, dst, (int64_t)t);
 }
 
-/* Element idx of the reduction over all ranks' send buffers (generic path). */
+/* Element idx of the reduction over red_ranks(c) ranks' send buffers
+ * (generic path). */
 static void red_elem(const tcase_t *c, size_t idx, unsigned char *dst) {
   const pccl_dtype_t d = c->dtype;
-  const int op = c->op, n = g_n;
+  const int op = c->op, n = red_ranks(c);
   if (rc_is_float(d)) {
     double acc = (double)val_logical(c, 0, idx); /* exact: small integers */
     for (int q = 1; q < n; q++) {
@@ -372,7 +380,7 @@ static void red_chunk(const tcase_t *c, size_t off, size_t n, unsigned char *dst
   const int32_t bias = (rc_is_signed_int(c->dtype) || rc_is_float(c->dtype)) ? 2 : 0;
   const uint32_t seed = c->seed;
   for (size_t i = 0; i < n; i++) acc[i] = (int32_t)(rc_mix32(0, off + i, seed) % 5u) - bias;
-  for (int q = 1; q < g_n; q++) {
+  for (int q = 1; q < red_ranks(c); q++) {
     const uint32_t uq = (uint32_t)q;
     switch (c->op) {
       case PCCL_MIN:
@@ -690,6 +698,13 @@ static int run_case(const tcase_t *c) {
           CHECK(B.data, recv_elems, M_SENT, 0, 0, "non-root recvbuf written");
         break;
       case PCCL_COLL_ALLTOALL: CHECK(B.data, recv_elems, M_BLOCKS, 0, r * cnt, "recvbuf"); break;
+      case PCCL_COLL_SCAN: CHECK(B.data, cnt, M_RED, 0, 0, "recvbuf"); break;
+      case PCCL_COLL_EXSCAN:
+        if (g_rank > 0)
+          CHECK(B.data, cnt, M_RED, 0, 0, "recvbuf");
+        else
+          CHECK(B.data, cnt, M_SENT, 0, 0, "rank 0's recvbuf written");
+        break;
       default: break;
     }
   } else {
@@ -765,6 +780,16 @@ static int run_case(const tcase_t *c) {
         sp = rp = A.data;
         CHECK(A.data, n * cnt, M_BLOCKS, 0, r * cnt, "recvbuf (in-place)");
         break;
+      case PCCL_COLL_SCAN:
+      case PCCL_COLL_EXSCAN:
+        ALLOC(A, cnt);
+        fill_input(c, A.data, g_rank, 0, cnt);
+        sp = rp = A.data;
+        if (c->coll == PCCL_COLL_EXSCAN && g_rank == 0)
+          CHECK(A.data, cnt, M_FIXED, g_rank, 0, "rank 0's buffer modified (in-place)");
+        else
+          CHECK(A.data, cnt, M_RED, 0, 0, "recvbuf (in-place)");
+        break;
       default:
         break;
     }
@@ -783,6 +808,8 @@ static int run_case(const tcase_t *c) {
     case PCCL_COLL_SCATTER: st = pccl_scatter(sp, rp, cnt, d, root, g_comm); break;
     case PCCL_COLL_GATHER: st = pccl_gather(sp, rp, cnt, d, root, g_comm); break;
     case PCCL_COLL_ALLTOALL: st = pccl_alltoall(sp, rp, cnt, d, g_comm); break;
+    case PCCL_COLL_SCAN: st = pccl_scan(sp, rp, cnt, d, op, g_comm); break;
+    case PCCL_COLL_EXSCAN: st = pccl_exscan(sp, rp, cnt, d, op, g_comm); break;
     default: break;
   }
   const double t1 = cpu_now();
@@ -967,7 +994,7 @@ static void usage(void) {
             "                 [--ops all]   (every dtype x op pccl defines)\n"
             "                 [--shift K]   (buffers K elements off 64-byte alignment)\n"
             "  NAME: allgather reducescatter allreduce broadcast reduce scatter gather "
-            "alltoall\n");
+            "alltoall scan exscan\n");
 }
 
 int main(int argc, char **argv) {

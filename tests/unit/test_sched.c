@@ -2,7 +2,7 @@
  * one process over the in-memory transport (no MPI), for every rank count
  * from 1 to 64, several counts, in-place and out-of-place, every root
  * position that matters, and with messages split into small pieces, on
- * int32 sums; the reductions again on 16-byte (double, int) pairs under
+ * int32 sums (and the pipelined scan chain at several pieces); the reductions again on 16-byte (double, int) pairs under
  * MAXLOC, for an element size and an op of another kind. Each
  * result is checked against a reference computed here from the inputs. The
  * in-memory transport is rendezvous-only, so a schedule that would deadlock
@@ -111,7 +111,8 @@ static void setup(rank_bufs_t *b, pccl_coll_t coll, int p, int rank, int root, s
   memset(b, 0, sizeof(*b));
   b->send_elems = blocks_in(coll) ? c * (size_t)p : c;
   b->recv_elems = blocks_out(coll) ? c * (size_t)p : c;
-  int uses_recv = !((coll == PCCL_COLL_REDUCE || coll == PCCL_COLL_GATHER) && rank != root);
+  int uses_recv = !((coll == PCCL_COLL_REDUCE || coll == PCCL_COLL_GATHER) && rank != root) &&
+                  !(coll == PCCL_COLL_EXSCAN && rank == 0); /* may be NULL there */
   int uses_send = !((coll == PCCL_COLL_BROADCAST || coll == PCCL_COLL_SCATTER) && rank != root);
   if (rooted(coll) && rank != root) inplace = 0;
   if (inplace) {
@@ -149,6 +150,9 @@ static void expected(pccl_coll_t coll, int p, int rank, int root, size_t c, size
     case PCCL_COLL_SCATTER: g_elem->input(root, (size_t)rank * c + i, dst); return;
     case PCCL_COLL_GATHER: g_elem->input((int)(i / c), i % c, dst); return;
     case PCCL_COLL_ALLTOALL: g_elem->input((int)(i / c), (size_t)rank * c + i % c, dst); return;
+    case PCCL_COLL_SCAN: g_elem->reduced(rank + 1, i, dst); return;
+    /* rank 0's recvbuf is left alone: in place, it keeps the input */
+    case PCCL_COLL_EXSCAN: rank ? g_elem->reduced(rank, i, dst) : g_elem->input(0, i, dst); return;
     default: return;
   }
 }
@@ -367,6 +371,15 @@ static void run_pairs(const pccl_algo_t *al, int p, layout_t lay) {
   run_case(al, p, lay, p - 1, 5, 0, 2 * sizeof(pccl_double_int_t), &pccl_mem_transport_staged);
 }
 
+/* The chain's pipeline at counts of several of its 128 KiB pieces, with
+ * messages split too: the other sweeps fit in one piece. */
+static void run_pieces(const pccl_algo_t *al, int p, layout_t lay) {
+  const size_t count = 3 * 32768 + 5; /* int32: 3 whole pieces and 5 elements */
+  for (int inplace = 0; inplace < 2; inplace++)
+    run_case(al, p, lay, 0, count, inplace, (size_t)1 << 30, &pccl_mem_transport);
+  run_case(al, p, lay, 0, count, 1, 40000 * sizeof(int32_t), &pccl_mem_transport_staged);
+}
+
 /* The schedule cache tells apart keys that differ in one field only: k
  * once did not count, so a second k of an algorithm ran the first k's
  * schedule at the same count. */
@@ -410,7 +423,8 @@ int main(int argc, char **argv) {
     if (al->generate == pccl_gen_seg) continue;
     int hier = strncmp(al->name, "hier", 4) == 0;
     int reduces = al->coll == PCCL_COLL_ALLREDUCE || al->coll == PCCL_COLL_REDUCE_SCATTER ||
-                  al->coll == PCCL_COLL_REDUCE;
+                  al->coll == PCCL_COLL_REDUCE || al->coll == PCCL_COLL_SCAN ||
+                  al->coll == PCCL_COLL_EXSCAN;
     for (size_t ki = 0; ki < (al->kset ? sizeof ks / sizeof ks[0] : 1); ki++) {
       int before = failed;
       g_k = al->kset ? ks[ki] : al->k;
@@ -418,6 +432,7 @@ int main(int argc, char **argv) {
         for (int p = 1; p <= max_p; p++) {
           if (al->kset && p > 24 && p != 27 && p != 32 && p != 48 && p != 63 && p != 64) continue;
           run_sweep(al, p, layouts[li]);
+          if (al->generate == pccl_gen_scan_chain && p <= 6) run_pieces(al, p, layouts[li]);
           if (!reduces) continue;
           g_elem = &pair_max;
           run_pairs(al, p, layouts[li]);

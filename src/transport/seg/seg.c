@@ -212,14 +212,15 @@ static const char *in_at(const run_t *x, const void *buf, size_t off) {
 }
 static char *out_at(const run_t *x, void *buf, size_t off) { return (char *)buf + off * x->es; }
 
-/* dst = part 0 op part 1 op ... in rank order, so every rank that reduces
- * gets the same bits; waits for each part as it goes. This rank's own part
- * is read from `mine` when given (a reduce's root does not copy it in). */
-static pccl_status_t reduce_parts(run_t *x, uint64_t n, size_t part_bytes, size_t skip, void *dst,
-                                  size_t elems, const void *mine) {
+/* dst = part 0 op part 1 op ... op part nparts - 1 in rank order, so every
+ * rank that reduces gets the same bits; waits for each part as it goes.
+ * This rank's own part is read from `mine` when given (a reduce's root does
+ * not copy it in). AVG divides by nparts. */
+static pccl_status_t reduce_first(run_t *x, uint64_t n, int nparts, size_t part_bytes, size_t skip,
+                                  void *dst, size_t elems, const void *mine) {
   pccl_seg_t *s = x->s;
   const unsigned char *first = NULL;
-  for (int r = 0; r < s->n; r++) {
+  for (int r = 0; r < nparts; r++) {
     pccl_status_t st = r == s->me ? PCCL_OK : wait_part(s, r, n, part_bytes, x->digest, &x->w);
     if (st != PCCL_OK) return st;
     const unsigned char *p = r == s->me && mine ? mine : part(s, r, n, part_bytes) + skip;
@@ -228,8 +229,15 @@ static pccl_status_t reduce_parts(run_t *x, uint64_t n, size_t part_bytes, size_
     else
       x->fn(dst, r == 1 ? first : dst, p, elems);
   }
-  if (x->c->op == PCCL_AVG) pccl_kernel_divide(x->c->dtype)(dst, elems, s->n);
+  if (nparts == 1 && first != dst) memcpy(dst, first, elems * x->es);
+  if (x->c->op == PCCL_AVG && nparts > 1) pccl_kernel_divide(x->c->dtype)(dst, elems, nparts);
   return PCCL_OK;
+}
+
+/* The same over every rank's part. */
+static pccl_status_t reduce_parts(run_t *x, uint64_t n, size_t part_bytes, size_t skip, void *dst,
+                                  size_t elems, const void *mine) {
+  return reduce_first(x, n, x->s->n, part_bytes, skip, dst, elems, mine);
 }
 
 /* Fills this rank's part of round n with `blocks` pieces of `bytes`, piece b
@@ -346,6 +354,22 @@ static pccl_status_t broadcast_round(run_t *x, uint64_t n, size_t off, size_t m)
   return st;
 }
 
+/* Rank r reduces the parts of ranks 0..r (scan) or 0..r-1 (exscan), its
+ * own read from its input; the last rank's part is read by nobody, so it
+ * copies nothing in. In place a rank copies its part in all the same: its
+ * result overwrites its input before the rank-order reduction reaches it. */
+static pccl_status_t scan_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  int inclusive = c->coll == PCCL_COLL_SCAN, nparts = s->me + inclusive;
+  const char *mine = in_at(x, c->sendbuf, off);
+  int copy_in = s->me < s->n - 1 || (inclusive && c->inplace);
+  pccl_status_t st = copy_in ? contribute(x, n, mine, m * x->es, 1, 0) : PCCL_OK;
+  if (st != PCCL_OK || nparts == 0) return st;
+  return reduce_first(x, n, nparts, m * x->es, 0, out_at(x, c->recvbuf, off), m,
+                      c->inplace ? NULL : mine);
+}
+
 /* The collectives: a round, whether a rank's part of it holds a chunk of
  * every block (reduce-scatter) or of one vector, and how many round numbers
  * it takes. */
@@ -361,6 +385,8 @@ static const seg_coll_t colls[PCCL_COLL_COUNT] = {
     [PCCL_COLL_REDUCE_SCATTER] = {reduce_scatter_round, 1, 1},
     [PCCL_COLL_BROADCAST] = {broadcast_round, 0, 1},
     [PCCL_COLL_REDUCE] = {reduce_round, 0, 1},
+    [PCCL_COLL_SCAN] = {scan_round, 0, 1},
+    [PCCL_COLL_EXSCAN] = {scan_round, 0, 1},
 };
 static const seg_coll_t allreduce_split = {allreduce_split_round, 0, 2};
 
