@@ -78,6 +78,44 @@ PCCL_IP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI
   return bufs_close(&c, &b, st, 1);
 }
 
+/* MPI_Scan and MPI_Exscan. In place, the input is taken from recvbuf. An
+ * exscan's recvbuf is not significant at rank 0 (MPI 4.0, 6.11.2): it is
+ * neither viewed nor written there, so it may be anything, as under MPI. */
+static int scan_run(pccl_ip_call_t *c, int exclusive, const void *sendbuf, void *recvbuf,
+                    int count, MPI_Datatype dt, pccl_dtype_t pd, pccl_op_t po) {
+  int inplace = sendbuf == MPI_IN_PLACE, store = !(exclusive && c->rank == 0);
+  bufs_t b;
+  bufs_open(c, &b, inplace ? NULL : sendbuf, (size_t)count, dt,
+            store || inplace ? recvbuf : NULL, (size_t)count, dt, inplace, pccl_dtype_align(pd));
+  pccl_status_t st = PCCL_OK;
+  const void *in = inplace ? b.recv.bytes : b.send.bytes;
+  void *out = store ? b.recv.bytes : NULL;
+  if (b.rc == MPI_SUCCESS)
+    st = exclusive ? pccl_exscan(in, inplace ? b.recv.bytes : out, (size_t)count, pd, po, c->pc)
+                   : pccl_scan(in, out, (size_t)count, pd, po, c->pc);
+  return bufs_close(c, &b, st, store);
+}
+
+PCCL_IP_API int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                         MPI_Comm comm) {
+  pccl_ip_call_t c;
+  pccl_dtype_t pd = PCCL_UINT8;
+  pccl_op_t po = PCCL_SUM;
+  if (!pccl_ip_start(&c, PCCL_IP_SCAN, comm, reduce_reason(count, dt, op, &pd, &po)))
+    return c.rc ? c.rc : PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm);
+  return scan_run(&c, 0, sendbuf, recvbuf, count, dt, pd, po);
+}
+
+PCCL_IP_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                           MPI_Op op, MPI_Comm comm) {
+  pccl_ip_call_t c;
+  pccl_dtype_t pd = PCCL_UINT8;
+  pccl_op_t po = PCCL_SUM;
+  if (!pccl_ip_start(&c, PCCL_IP_EXSCAN, comm, reduce_reason(count, dt, op, &pd, &po)))
+    return c.rc ? c.rc : PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm);
+  return scan_run(&c, 1, sendbuf, recvbuf, count, dt, pd, po);
+}
+
 /* Reduce-scatter with `count` elements per rank. In place, MPI takes the
  * input from recvbuf and leaves the result at its start, and Open MPI and
  * MPICH leave the rest of recvbuf as it was (programs rely on it). pccl's

@@ -44,6 +44,16 @@ static void allreduce_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op
   *ierr = MPI_Allreduce(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), F_COMM(comm));
 }
 
+static void scan_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *comm,
+                   MPI_Fint *ierr) {
+  *ierr = MPI_Scan(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), F_COMM(comm));
+}
+
+static void exscan_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *comm,
+                     MPI_Fint *ierr) {
+  *ierr = MPI_Exscan(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), F_COMM(comm));
+}
+
 static void reduce_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *root,
                      MPI_Fint *comm, MPI_Fint *ierr) {
   *ierr = MPI_Reduce(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), *root, F_COMM(comm));
@@ -141,6 +151,8 @@ static int fortran_reaches_c(void) {
 #define A_ROOTED (s, sn, st, r, rn, rt, root, c, e)
 
 F_ENTRY(MPI_ALLREDUCE, mpi_allreduce, allreduce_f, P_REDUCE, A_REDUCE)
+F_ENTRY(MPI_SCAN, mpi_scan, scan_f, P_REDUCE, A_REDUCE)
+F_ENTRY(MPI_EXSCAN, mpi_exscan, exscan_f, P_REDUCE, A_REDUCE)
 F_ENTRY(MPI_REDUCE_SCATTER_BLOCK, mpi_reduce_scatter_block, reduce_scatter_block_f, P_REDUCE,
         A_REDUCE)
 F_ENTRY(MPI_REDUCE_SCATTER, mpi_reduce_scatter, reduce_scatter_f, P_REDUCE, A_REDUCE)

@@ -22,7 +22,7 @@
 
 #define PCCL_IP_API __attribute__((visibility("default")))
 
-/* The MPI functions the interposer defines: the ten pccl can run, then
+/* The MPI functions the interposer defines: the twelve pccl can run, then
  * those it only counts on their way to MPI. */
 #define PCCL_IP_CALL_MAP(X)                                  \
   X(ALLGATHER, "MPI_Allgather")                              \
@@ -35,6 +35,8 @@
   X(GATHER, "MPI_Gather")                                    \
   X(ALLTOALL, "MPI_Alltoall")                                \
   X(BARRIER, "MPI_Barrier")                                  \
+  X(SCAN, "MPI_Scan")                                        \
+  X(EXSCAN, "MPI_Exscan")                                    \
   X(ALLGATHERV, "MPI_Allgatherv")                            \
   X(GATHERV, "MPI_Gatherv")                                  \
   X(SCATTERV, "MPI_Scatterv")                                \

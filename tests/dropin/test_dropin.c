@@ -171,16 +171,21 @@ static void fill(int t, void *buf, size_t n, int r, int op, int salt) {
   for (size_t i = 0; i < n; i++) set_elem(t, buf, i, value(r, i, op, salt));
 }
 
-/* The reduction over all ranks of elements [first, first+n). */
-static void reference(int t, int op, void *out, size_t first, size_t n, int salt) {
+/* The reduction over ranks 0..upto-1 of elements [first, first+n). */
+static void prefix_reference(int t, int op, void *out, size_t first, size_t n, int salt, int upto) {
   size_t sz = type_size(t);
   char *tmp = malloc(n * sz + 1);
   for (size_t i = 0; i < n; i++) set_elem(t, out, i, value(0, first + i, op, salt));
-  for (int r = 1; r < nranks; r++) {
+  for (int r = 1; r < upto; r++) {
     for (size_t i = 0; i < n; i++) set_elem(t, tmp, i, value(r, first + i, op, salt));
     for (size_t i = 0; i < n; i++) combine(t, op, out, tmp, i);
   }
   free(tmp);
+}
+
+/* The reduction over all ranks of elements [first, first+n). */
+static void reference(int t, int op, void *out, size_t first, size_t n, int salt) {
+  prefix_reference(t, op, out, first, n, salt, nranks);
 }
 
 /* ---- checking ---- */
@@ -275,6 +280,28 @@ static void test_reductions(size_t n, int t, int op, int inplace, int salt) {
                                MPI_COMM_WORLD));
   reference(t, op, want, 0, n, salt);
   check(what, recv, want, n * sz);
+
+  /* Prefix reductions: rank r gets ranks 0..r (scan) or 0..r-1 (exscan).
+   * An exscan's recvbuf at rank 0 is not significant: MPI leaves its
+   * contents undefined, so only the drop-in (--strict) must leave it as it
+   * was. */
+  for (int ex = 0; ex < 2; ex++) {
+    snprintf(what, sizeof what, "%s %s %s n=%zu%s", ex ? "exscan" : "scan", type_name(t),
+             op_names[op], n, inplace ? " in place" : "");
+    fill(t, inplace ? recv : send, n, rank, op, salt);
+    memcpy(input, recv, n * sz);
+    const void *sb = inplace ? MPI_IN_PLACE : send;
+    check_rc(what, ex ? MPI_Exscan(sb, recv, (int)n, dt, mpi_op(op), MPI_COMM_WORLD)
+                      : MPI_Scan(sb, recv, (int)n, dt, mpi_op(op), MPI_COMM_WORLD));
+    if (rank + !ex > 0) {
+      prefix_reference(t, op, input, 0, n, salt, rank + !ex);
+    } else {
+      strcat(what, ": rank 0's recvbuf");
+      defect_now = 1;
+    }
+    check(what, recv, input, n * sz);
+    defect_now = mpi_defect(t, op);
+  }
 
   snprintf(what, sizeof what, "reduce root %d %s %s n=%zu%s", root, type_name(t), op_names[op], n,
            inplace ? " in place" : "");

@@ -35,7 +35,7 @@ static void expect(int cond, const char *what) {
   }
 }
 
-/* One entry point for all eight collectives, so cases can loop over them. */
+/* One entry point for every collective, so cases can loop over them. */
 static pccl_status_t call(pccl_coll_t coll, const void *s, void *r, size_t n, pccl_dtype_t d,
                           pccl_op_t op, int root, pccl_comm_t *c) {
   switch (coll) {
@@ -47,12 +47,15 @@ static pccl_status_t call(pccl_coll_t coll, const void *s, void *r, size_t n, pc
     case PCCL_COLL_SCATTER: return pccl_scatter(s, r, n, d, root, c);
     case PCCL_COLL_GATHER: return pccl_gather(s, r, n, d, root, c);
     case PCCL_COLL_ALLTOALL: return pccl_alltoall(s, r, n, d, c);
+    case PCCL_COLL_SCAN: return pccl_scan(s, r, n, d, op, c);
+    case PCCL_COLL_EXSCAN: return pccl_exscan(s, r, n, d, op, c);
     default: return PCCL_ERR_INTERNAL;
   }
 }
 
 static int is_reduction(pccl_coll_t c) {
-  return c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_ALLREDUCE || c == PCCL_COLL_REDUCE;
+  return c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_ALLREDUCE || c == PCCL_COLL_REDUCE ||
+         c == PCCL_COLL_SCAN || c == PCCL_COLL_EXSCAN;
 }
 static int is_rooted(pccl_coll_t c) {
   return c == PCCL_COLL_BROADCAST || c == PCCL_COLL_REDUCE || c == PCCL_COLL_SCATTER ||
@@ -110,7 +113,10 @@ static void argument_errors(pccl_comm_t *comm) {
     else if (g_rank == root)
       bad_call(c, NULL, r, NELEM, PCCL_FLOAT32, op, root, comm, PCCL_ERR_INVALID_ARGUMENT,
                "NULL sendbuf at root");
-    if (c != PCCL_COLL_REDUCE && c != PCCL_COLL_GATHER) {
+    /* exscan ignores rank 0's recvbuf (MPI: not significant there), so
+     * rank 0 would go on and wait for the others: exscan_root_recv checks
+     * that rank's side */
+    if (c != PCCL_COLL_REDUCE && c != PCCL_COLL_GATHER && c != PCCL_COLL_EXSCAN) {
       memset(g_recv, SENTINEL, g_bytes);
       pccl_status_t st = call(c, s, NULL, NELEM, PCCL_FLOAT32, op, root, comm);
       char what[128];
@@ -163,9 +169,31 @@ static void argument_errors(pccl_comm_t *comm) {
 
     /* Overlap that is not the in-place layout: recvbuf one element past
      * sendbuf (reached by every rank for the unrooted collectives). */
-    if (!rooted)
+    if (!rooted && c != PCCL_COLL_EXSCAN)
       bad_call(c, g_recv + sizeof(float), r, NELEM, PCCL_FLOAT32, op, root, comm,
                PCCL_ERR_INVALID_ARGUMENT, "overlapping buffers");
+  }
+}
+
+/* Rank 0's recvbuf of an exscan is not significant: NULL, or overlapping
+ * its sendbuf, is accepted and left alone; the other ranks get the sums of
+ * the ranks below them, and a NULL recvbuf there is an error on that rank. */
+static void exscan_root_recv(pccl_comm_t *comm) {
+  int32_t *in = (int32_t *)g_send, *out = (int32_t *)g_recv;
+  for (int i = 0; i < NELEM; i++) in[i] = g_rank * 1000 + i;
+  memset(g_recv, SENTINEL, g_bytes);
+  void *recv = g_rank == 0 ? NULL : out;
+  expect(pccl_exscan(in, recv, NELEM, PCCL_INT32, PCCL_SUM, comm) == PCCL_OK,
+         "exscan with rank 0's recvbuf NULL");
+  int ok = 1;
+  for (int i = 0; g_rank > 0 && i < NELEM; i++)
+    ok &= out[i] == (g_rank * (g_rank - 1) / 2) * 1000 + g_rank * i;
+  expect(ok, "exscan with rank 0's recvbuf NULL: the others get their prefix");
+  if (g_size == 1) {
+    expect(pccl_exscan(in, g_send + sizeof(int32_t), NELEM, PCCL_INT32, PCCL_SUM, comm) == PCCL_OK,
+           "exscan on one rank: an overlapping recvbuf is ignored");
+    expect(pccl_scan(in, NULL, NELEM, PCCL_INT32, PCCL_SUM, comm) == PCCL_ERR_INVALID_ARGUMENT,
+           "scan with a NULL recvbuf");
   }
 }
 
@@ -520,6 +548,7 @@ int main(int argc, char **argv) {
   expect(st == PCCL_OK, "create");
   if (st == PCCL_OK) {
     argument_errors(comm);
+    exscan_root_recv(comm);
     getter_errors(comm);
     algo_errors(comm);
     group_creation(comm);

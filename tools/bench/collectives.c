@@ -32,7 +32,7 @@ static void abort_out_of_memory(void) {
 
 bool is_reduction(pccl_coll_t coll) {
   return coll == PCCL_COLL_REDUCE_SCATTER || coll == PCCL_COLL_ALLREDUCE ||
-         coll == PCCL_COLL_REDUCE;
+         coll == PCCL_COLL_REDUCE || coll == PCCL_COLL_SCAN || coll == PCCL_COLL_EXSCAN;
 }
 
 bool is_rooted(pccl_coll_t coll) {
@@ -43,7 +43,8 @@ bool is_rooted(pccl_coll_t coll) {
 /* Reported bytes are this many times count*elemsize (nccl-tests' sizes). */
 size_t size_multiplier(pccl_coll_t coll, int nranks) {
   bool per_count = coll == PCCL_COLL_ALLREDUCE || coll == PCCL_COLL_BROADCAST ||
-                   coll == PCCL_COLL_REDUCE;
+                   coll == PCCL_COLL_REDUCE || coll == PCCL_COLL_SCAN ||
+                   coll == PCCL_COLL_EXSCAN;
   return per_count ? 1 : (size_t)nranks;
 }
 
@@ -53,7 +54,9 @@ double bus_factor(pccl_coll_t coll, int nranks) {
   switch (coll) {
   case PCCL_COLL_ALLREDUCE: return 2.0 * (n - 1.0) / n;
   case PCCL_COLL_BROADCAST:
-  case PCCL_COLL_REDUCE: return 1.0;
+  case PCCL_COLL_REDUCE:
+  case PCCL_COLL_SCAN: /* nccl-tests has none: each rank's vector, once */
+  case PCCL_COLL_EXSCAN: return 1.0;
   default: return (n - 1.0) / n;
   }
 }
@@ -128,6 +131,8 @@ pccl_status_t run_pccl(const bench_t *b, const bench_case_t *c) {
   case PCCL_COLL_REDUCE: return pccl_reduce(send, recv, count, dtype, op, root, b->comm);
   case PCCL_COLL_SCATTER: return pccl_scatter(send, recv, count, dtype, root, b->comm);
   case PCCL_COLL_GATHER: return pccl_gather(send, recv, count, dtype, root, b->comm);
+  case PCCL_COLL_SCAN: return pccl_scan(send, recv, count, dtype, op, b->comm);
+  case PCCL_COLL_EXSCAN: return pccl_exscan(send, recv, count, dtype, op, b->comm);
   default: return pccl_alltoall(send, recv, count, dtype, b->comm); /* alltoall */
   }
 }
@@ -154,6 +159,8 @@ void run_mpi(const bench_t *b, const bench_case_t *c) {
     MPI_Scatter(send, count, type, recv, count, type, root, world);
     break;
   case PCCL_COLL_GATHER: MPI_Gather(send, count, type, recv, count, type, root, world); break;
+  case PCCL_COLL_SCAN: MPI_Scan(send, recv, count, type, op, world); break;
+  case PCCL_COLL_EXSCAN: MPI_Exscan(send, recv, count, type, op, world); break;
   default: MPI_Alltoall(send, count, type, recv, count, type, world); break; /* alltoall */
   }
 }

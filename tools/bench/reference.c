@@ -148,12 +148,12 @@ static uint64_t integer_average(pccl_dtype_t dtype, uint64_t sum, int nranks) {
 
 /* Every rank's input element `index` reduced, for an integer dtype;
  * sum and prod wrap like unsigned C arithmetic. */
-static element_t reduced_integer(const bench_t *b, size_t index) {
+static element_t reduced_integer(const bench_t *b, int nranks, size_t index) {
   pccl_dtype_t dtype = b->opts.dtype;
   int64_t first = input_value(dtype, 0, index);
   uint64_t sum = (uint64_t)first, product = (uint64_t)first;
   int64_t min = first, max = first;
-  for (int r = 1; r < b->nranks; r++) {
+  for (int r = 1; r < nranks; r++) {
     int64_t value = input_value(dtype, r, index);
     sum += (uint64_t)value;
     product *= (uint64_t)value;
@@ -165,17 +165,17 @@ static element_t reduced_integer(const bench_t *b, size_t index) {
   case PCCL_PROD: return integer_element(dtype, product);
   case PCCL_MIN: return integer_element(dtype, (uint64_t)min);
   case PCCL_MAX: return integer_element(dtype, (uint64_t)max);
-  default: return integer_element(dtype, integer_average(dtype, sum, b->nranks));
+  default: return integer_element(dtype, integer_average(dtype, sum, nranks));
   }
 }
 
 /* Every rank's input element `index` reduced, for a floating-point dtype;
  * exact in double for small integers, avg divided in the dtype's precision. */
-static element_t reduced_real(const bench_t *b, size_t index) {
+static element_t reduced_real(const bench_t *b, int nranks, size_t index) {
   pccl_dtype_t dtype = b->opts.dtype;
   double first = (double)input_value(dtype, 0, index);
   double sum = first, product = first, min = first, max = first;
-  for (int r = 1; r < b->nranks; r++) {
+  for (int r = 1; r < nranks; r++) {
     double value = (double)input_value(dtype, r, index);
     sum += value;
     product *= value;
@@ -188,8 +188,8 @@ static element_t reduced_real(const bench_t *b, size_t index) {
   case PCCL_MIN: return real_element(dtype, min);
   case PCCL_MAX: return real_element(dtype, max);
   default:
-    if (dtype == PCCL_FLOAT64) return real_element(dtype, sum / b->nranks);
-    return real_element(dtype, (double)((float)sum / (float)b->nranks));
+    if (dtype == PCCL_FLOAT64) return real_element(dtype, sum / nranks);
+    return real_element(dtype, (double)((float)sum / (float)nranks));
   }
 }
 
@@ -212,7 +212,7 @@ static element_t expected_element(const bench_t *b, const bench_case_t *c,
   case PCCL_COLL_SCATTER:
     return small_integer_element(dtype, input_value(dtype, b->opts.root, my_block + k));
   case PCCL_COLL_REDUCE_SCATTER: return reduced[(my_block + k) % PATTERN_PERIOD];
-  default: return reduced[k % PATTERN_PERIOD]; /* allreduce, reduce */
+  default: return reduced[k % PATTERN_PERIOD]; /* allreduce, reduce, scans */
   }
 }
 
@@ -220,6 +220,7 @@ static element_t expected_element(const bench_t *b, const bench_case_t *c,
 static size_t checked_elements(const bench_t *b, const bench_case_t *c) {
   bool root_only = c->coll == PCCL_COLL_REDUCE || c->coll == PCCL_COLL_GATHER;
   if (root_only && b->rank != b->opts.root) return 0;
+  if (c->coll == PCCL_COLL_EXSCAN && b->rank == 0) return 0; /* left alone */
   return recv_elements(c->coll, c->count, b->nranks);
 }
 
@@ -227,9 +228,14 @@ bool output_matches(const bench_t *b, const bench_case_t *c) {
   pccl_dtype_t dtype = b->opts.dtype;
   size_t elem_size = pccl_dtype_size(dtype);
   element_t reduced[PATTERN_PERIOD] = {{{0}}};
-  if (is_reduction(c->coll))
+  /* the ranks a result reduces: all, or a scan's prefix */
+  int nranks = c->coll == PCCL_COLL_SCAN     ? b->rank + 1
+               : c->coll == PCCL_COLL_EXSCAN ? b->rank
+                                             : b->nranks;
+  if (is_reduction(c->coll) && nranks > 0)
     for (size_t j = 0; j < PATTERN_PERIOD; j++)
-      reduced[j] = dtype_is_float(dtype) ? reduced_real(b, j) : reduced_integer(b, j);
+      reduced[j] = dtype_is_float(dtype) ? reduced_real(b, nranks, j)
+                                         : reduced_integer(b, nranks, j);
   bool within_one_ulp = is_reduction(c->coll) && b->opts.op == PCCL_AVG &&
                         (dtype == PCCL_FLOAT16 || dtype == PCCL_BFLOAT16);
   const unsigned char *output = b->recv;
