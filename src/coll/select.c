@@ -114,11 +114,20 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_PAIRWISE, 0},
     /* Prefix reductions: the segment on one node; elsewhere recursive
      * doubling while latency rules, the pipelined chain from where its
-     * log2 p whole vectors cost more than the pipeline's fill. */
+     * log2 p whole vectors cost more than the pipeline's fill. An exscan
+     * of 2 ranks is one message, from rank 0's input to rank 1's output,
+     * which the chain sends with a single copy where the segment makes
+     * two: pccl-bench -c exscan -a seg,chain, 2 ranks, malloc buffers, seg
+     * 1.76x and 1.11x Open MPI at 8 and 16 KiB against chain's 0.86-0.87x;
+     * at 32-128 KiB chain 0.90-0.97x, seg 0.60-0.82x; from 256 KiB chain
+     * 1.26-1.71x, seg 0.45-1.16x. On 4 ranks seg 1.64-3.22x at 4 KiB-64 MiB
+     * against chain's 0.96-1.90x (docs/results/scan). */
     {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_SEG, 1},
     {PCCL_COLL_SCAN, 256 << 10, 1, 0, 0, PCCL_ALGO_SCAN_RECDBL, 0},
     {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_CHAIN, 0},
-    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1},
+    {PCCL_COLL_EXSCAN, 16 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1},
+    {PCCL_COLL_EXSCAN, SIZE_MAX, 3, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1},
+    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 1}, /* 2 ranks, one node */
     {PCCL_COLL_EXSCAN, 256 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_RECDBL, 0},
     {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 0},
 };
