@@ -104,6 +104,24 @@ program test_fortran
   call MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, big, total, MPI_INTEGER, MPI_COMM_WORLD, ierr)
   call expect_int(big(1:total * nranks), bigw(1:total * nranks), total * nranks, 'alltoall in place')
 
+  ! scan and exscan of the first all-reduce's integers: the prefix up to
+  ! and below the rank
+  do i = 1, n
+    a(i) = mod(rank * 7 + i * 3, 5)
+  end do
+  do i = 1, n
+    w(i) = 0
+    do r = 0, rank
+      w(i) = w(i) + mod(r * 7 + i * 3, 5)
+    end do
+  end do
+  call MPI_Scan(a, b, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call expect_int(b, w, n, 'scan')
+  w = w - a
+  b = a
+  call MPI_Exscan(MPI_IN_PLACE, b, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank > 0) call expect_int(b, w, n, 'exscan in place')
+
   ! a barrier: the call's return code (test_faults and test_dropin check
   ! that ranks wait)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)

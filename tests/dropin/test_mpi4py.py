@@ -1,7 +1,7 @@
 """test_mpi4py.py - a Python program using Debian's mpi4py and numpy, run by
 run_dropin.sh without and with libpccl_mpi.so preloaded: the buffer
-collectives (Allreduce, Reduce, Reduce_scatter_block, Allgather, Bcast,
-Scatter, Gather, Alltoall, in place where MPI allows) and mpi4py's pickled
+collectives (Allreduce, Reduce, Scan, Exscan, Reduce_scatter_block, Allgather,
+Bcast, Scatter, Gather, Alltoall, in place where MPI allows) and mpi4py's pickled
 object collectives, each checked against numpy references computed here.
 Rank 0 prints the checks, failures and a digest of every result."""
 import hashlib
@@ -46,6 +46,14 @@ for n in (1, 1000, 100003):
         comm.Reduce(mine, red if rank == 0 else None, op=MPI.SUM, root=0)
         if rank == 0:
             expect(f"Reduce {dtype.__name__} {n}", red, total)
+        below = sum((data(r, n, dtype, n) for r in range(rank)), np.zeros(n)).astype(dtype)
+        pre = np.empty_like(mine)
+        comm.Scan(mine, pre, op=MPI.SUM)
+        expect(f"Scan {dtype.__name__} {n}", pre, (below + mine).astype(dtype))
+        pre = mine.copy()
+        comm.Exscan(MPI.IN_PLACE, pre, op=MPI.SUM)
+        if rank > 0:  # rank 0's result is undefined
+            expect(f"Exscan in place {dtype.__name__} {n}", pre, below)
 
     full = data(rank, n * size, np.float64, 1)
     part = np.empty(n, np.float64)
