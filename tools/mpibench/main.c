@@ -1,7 +1,8 @@
 /* main.c - pccl-mpibench: a plain MPI benchmark (no pccl in it) of
  * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Allreduce, MPI_Bcast and
  * MPI_Reduce (root 0) on float32 sums, or on another predefined datatype
- * and op (-t TYPE:OP), and MPI_Barrier (-c barrier: one row, 0 bytes),
+ * and op (-t TYPE:OP), MPI_Barrier (-c barrier: one row, 0 bytes), and
+ * MPI_Scan and MPI_Exscan (-c scan,exscan),
  * for timing an MPI program with and without libpccl_mpi.so preloaded
  * (scripts/dropin-bench.sh runs both and prints the ratios). Sizes and bus
  * bandwidth follow nccl-tests and pccl-bench: all-gather and reduce-scatter
@@ -9,7 +10,7 @@
  * Each point: warm-up, an iteration count that fills ~0.2 s, then the best
  * of `rounds` blocks, each block timed by its slowest rank.
  *   pccl-mpibench [-b MIN] [-e MAX]
- *                 [-c allgather,reducescatter,allreduce,broadcast,reduce,barrier]
+ *                 [-c allgather,reducescatter,allreduce,broadcast,reduce,barrier,scan,exscan]
  *                 [-t TYPE:OP] [-r ROUNDS] [--csv FILE]
  * TYPE: float double int short char byte c_bool float_int double_int 2int;
  * OP: sum prod min max land lor lxor band bor bxor maxloc minloc. Sizes
@@ -19,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { ALLGATHER, REDUCESCATTER, ALLREDUCE, BROADCAST, REDUCE, BARRIER, NCOLLS } coll_t;
+typedef enum { ALLGATHER, REDUCESCATTER, ALLREDUCE, BROADCAST, REDUCE, BARRIER, SCAN, EXSCAN, NCOLLS } coll_t;
 static const char *const coll_names[NCOLLS] = {"allgather", "reducescatter", "allreduce",
-                                               "broadcast", "reduce", "barrier"};
+                                               "broadcast", "reduce", "barrier", "scan", "exscan"};
 
 static int rank, nranks;
 
@@ -73,6 +74,8 @@ static void run_once(coll_t coll, void *send, void *recv, int count) {
   case BROADCAST: MPI_Bcast(recv, count, dtype, 0, MPI_COMM_WORLD); break;
   case REDUCE: MPI_Reduce(send, recv, count, dtype, op, 0, MPI_COMM_WORLD); break;
   case BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
+  case SCAN: MPI_Scan(send, recv, count, dtype, op, MPI_COMM_WORLD); break;
+  case EXSCAN: MPI_Exscan(send, recv, count, dtype, op, MPI_COMM_WORLD); break;
   default: MPI_Allreduce(send, recv, count, dtype, op, MPI_COMM_WORLD); break;
   }
 }
@@ -85,7 +88,9 @@ static void parse_colls(const char *list, int want[NCOLLS]) {
     int found = 0;
     for (int c = 0; c < NCOLLS; c++)
       if (strlen(coll_names[c]) == len && !strncmp(p, coll_names[c], len)) want[c] = found = 1;
-    if (!found) die("-c takes a comma list of allgather, reducescatter, allreduce, broadcast, reduce, barrier");
+    if (!found)
+      die("-c takes a comma list of allgather, reducescatter, allreduce, broadcast, reduce, barrier, "
+          "scan, exscan");
     p += len + (p[len] == ',');
   }
   int any = 0;
@@ -110,7 +115,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   size_t min_bytes = 1024, max_bytes = 64u << 20;
-  int rounds = 3, want[NCOLLS] = {1, 1, 1, 1, 1, 0};
+  int rounds = 3, want[NCOLLS] = {1, 1, 1, 1, 1, 0, 0, 0};
   const char *csv_path = NULL, *type_spec = "float:sum";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -155,7 +160,8 @@ int main(int argc, char **argv) {
         if (t < best) best = t;
       }
       double n = nranks, factor = c == ALLREDUCE ? 2 * (n - 1) / n
-                                : c == BROADCAST || c == REDUCE ? 1.0 : (n - 1) / n;
+                                : c == BROADCAST || c == REDUCE || c == SCAN || c == EXSCAN ? 1.0
+                                                                                    : (n - 1) / n;
       double sized = c == BARRIER ? 0.0 : (double)count * (double)extent * (double)per;
       double busbw = sized / best / 1e9 * factor;
       if (rank == 0) printf("%12.0f %12.2f %12.3f\n", sized, best * 1e6, busbw);
