@@ -19,6 +19,10 @@ typedef struct {
   int max_nodes;  /* only up to this many nodes; 0: any number */
   pccl_algo_id_t algo;
   int seg; /* only where the communicator has a node segment (one node) */
+  /* max_bytes is per hop of a chain: the bound is max_bytes x (p - 1) /
+   * ceil(log2 p), where a pipeline's fill of p - 1 hops stops costing more
+   * than log2 p whole-vector steps */
+  int per_hop;
 } rule_t;
 
 /* Bruck needs ceil(log2 p) rounds against ring's p-1, but pays two local
@@ -44,15 +48,15 @@ static const rule_t rules[] = {
      * KiB hier_ring all-gather within 10% of the fastest in 10 of 12 cells
      * (hier_recdbl: 5 of 12), hier_rechalv reduce-scatter in 10 of 12
      * (hier_ring: 10 of 12). */
-    {PCCL_COLL_ALLGATHER, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_LEADER, 0},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 8, PCCL_ALGO_ALLGATHER_HIER_RING, 0},
-    {PCCL_COLL_ALLGATHER, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RECDBL, 0},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RING, 0},
-    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_LEADER, 0},
-    {PCCL_COLL_REDUCE_SCATTER, 4 << 20, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RECHALV, 0},
-    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RING, 0},
-    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC, 0},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING, 0},
+    {PCCL_COLL_ALLGATHER, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_LEADER, 0, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 8, PCCL_ALGO_ALLGATHER_HIER_RING, 0, 0},
+    {PCCL_COLL_ALLGATHER, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RECDBL, 0, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RING, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_LEADER, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 4 << 20, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RECHALV, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RING, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC, 0, 0},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING, 0, 0},
     /* One node with a segment (src/transport/seg): it takes the sizes where
      * a call's fixed cost and the handshakes of messages rule, and, from 4
      * ranks, all-gathers up to 8 MiB. Above these sizes the single-copy
@@ -76,45 +80,49 @@ static const rule_t rules[] = {
      * 64 MiB on 3 ranks (ring 0.98-2.39x), 1.62-2.46x at 256 KiB - 64 MiB on
      * 4 (ring 1.11-1.80x). On 2 ranks the ring still ties or wins there
      * (256 KiB - 16 MiB: ring 1.40-1.47x, seg 1.27-1.41x). */
-    {PCCL_COLL_ALLREDUCE, 128 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1},
-    {PCCL_COLL_ALLGATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1},
-    {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1},
-    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1},
-    {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1},
+    {PCCL_COLL_ALLREDUCE, 128 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
+    {PCCL_COLL_ALLGATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
+    {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0},
     /* 2 ranks, two runs of -a seg,binomial (8 KiB-512 KiB): broadcast of
      * 16 KiB seg 1.11x Open MPI, binomial 0.90x; reduce of 32 KiB seg
      * 1.01-1.06x, binomial 0.77-0.87x. */
-    {PCCL_COLL_BROADCAST, 16 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1},
+    {PCCL_COLL_BROADCAST, 16 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
     /* 4 ranks on 2 cores, three runs: seg 1.08-2.68x Open MPI at 8 KiB -
      * 16 MiB (one 0.91x), binomial 0.52-2.17x; at 32 MiB 1.49-1.53x
      * against 1.16-1.71x */
-    {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1},
-    {PCCL_COLL_REDUCE, 32 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
-    {PCCL_COLL_REDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
-    {PCCL_COLL_REDUCE, 8 << 20, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0},
-    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1},
-    {PCCL_COLL_ALLGATHER, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHER_BRUCK, 0},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_RING, 0},
-    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RECHALV, 0},
-    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RING, 0},
-    {PCCL_COLL_ALLREDUCE, 2 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL, 0},
-    {PCCL_COLL_ALLREDUCE, 4 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER, 0},
-    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL, 0},
+    {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
+    {PCCL_COLL_REDUCE, 32 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0},
+    {PCCL_COLL_REDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0},
+    {PCCL_COLL_REDUCE, 8 << 20, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0, 0},
+    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0},
+    {PCCL_COLL_ALLGATHER, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHER_BRUCK, 0, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_RING, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RECHALV, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RING, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 2 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 4 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL, 0, 0},
     /* On 2 ranks the ring makes the same two exchanges as Rabenseifner's
      * but reduces straight into the result, without scratch and a copy:
      * 1.43-1.53x Open MPI at 128-512 KiB against 1.13-1.17x (malloc
      * buffers, two runs of pccl-bench -c allreduce -a ring,rabenseifner). */
-    {PCCL_COLL_ALLREDUCE, 1 << 20, 3, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER, 0},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RING, 0},
-    {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, 0, PCCL_ALGO_BROADCAST_BINOMIAL, 0},
-    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0},
-    {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTER_BINOMIAL, 0},
-    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_BINOMIAL, 0},
-    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_PAIRWISE, 0},
+    {PCCL_COLL_ALLREDUCE, 1 << 20, 3, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER, 0, 0},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RING, 0, 0},
+    {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, 0, PCCL_ALGO_BROADCAST_BINOMIAL, 0, 0},
+    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0, 0},
+    {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTER_BINOMIAL, 0, 0},
+    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_BINOMIAL, 0, 0},
+    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_PAIRWISE, 0, 0},
     /* Prefix reductions: the segment on one node; elsewhere recursive
      * doubling while latency rules, the pipelined chain from where its
-     * log2 p whole vectors cost more than the pipeline's fill. An exscan
+     * log2 p whole vectors cost more than the pipeline's fill of p - 1
+     * hops. pccl-sim, scan, recdbl against chain: the crossover lies near
+     * 400 KiB on 16 ranks, 700 KiB on 64 and 3.5 MiB on 512 (Frontier
+     * profile), near 200 KiB on 16 ranks of the emulated cluster; 64 KiB x
+     * (p - 1) / log2 p gives 240 KiB, 672 KiB and 3.5 MiB. An exscan
      * of 2 ranks is one message, from rank 0's input to rank 1's output,
      * which the chain sends with a single copy where the segment makes
      * two: pccl-bench -c exscan -a seg,chain, 2 ranks, malloc buffers, seg
@@ -122,15 +130,23 @@ static const rule_t rules[] = {
      * at 32-128 KiB chain 0.90-0.97x, seg 0.60-0.82x; from 256 KiB chain
      * 1.26-1.71x, seg 0.45-1.16x. On 4 ranks seg 1.64-3.22x at 4 KiB-64 MiB
      * against chain's 0.96-1.90x (docs/results/scan). */
-    {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_SEG, 1},
-    {PCCL_COLL_SCAN, 256 << 10, 1, 0, 0, PCCL_ALGO_SCAN_RECDBL, 0},
-    {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_CHAIN, 0},
-    {PCCL_COLL_EXSCAN, 16 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1},
-    {PCCL_COLL_EXSCAN, SIZE_MAX, 3, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1},
-    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 1}, /* 2 ranks, one node */
-    {PCCL_COLL_EXSCAN, 256 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_RECDBL, 0},
-    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 0},
+    {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_SEG, 1, 0},
+    {PCCL_COLL_SCAN, 64 << 10, 1, 0, 0, PCCL_ALGO_SCAN_RECDBL, 0, 1},
+    {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_CHAIN, 0, 0},
+    {PCCL_COLL_EXSCAN, 16 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1, 0},
+    {PCCL_COLL_EXSCAN, SIZE_MAX, 3, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1, 0},
+    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 1, 0}, /* 2 ranks, one node */
+    {PCCL_COLL_EXSCAN, 64 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_RECDBL, 0, 1},
+    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 0, 0},
 };
+
+/* A rule's size bound on this communicator. */
+static size_t bound(const pccl_comm_t *comm, const rule_t *r) {
+  if (!r->per_hop || comm->size < 2) return r->max_bytes;
+  int log2p = 0;
+  while ((1 << log2p) < comm->size) log2p++;
+  return r->max_bytes * (size_t)(comm->size - 1) / (size_t)log2p;
+}
 
 static int excluded(const pccl_comm_t *comm, pccl_algo_id_t id) {
   return (int)(comm->excluded >> id & 1);
@@ -175,7 +191,7 @@ static struct pccl_sel *compile(pccl_comm_t *comm) {
     const rule_t *r = &rules[i];
     if (!rule_holds(comm, r)) continue;
     int *n = &t->n[r->coll];
-    t->row[r->coll][*n].max_bytes = r->max_bytes;
+    t->row[r->coll][*n].max_bytes = bound(comm, r);
     t->row[r->coll][(*n)++].choice = (pccl_choice_t){&pccl_algos[r->algo], pccl_algos[r->algo].k};
   }
   for (int c = 0; c < PCCL_COLL_COUNT; c++) t->rest[c] = first_flat(comm, (pccl_coll_t)c);
@@ -197,7 +213,7 @@ pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, in
   if (!comm->sel && !(comm->sel = compile(comm))) { /* out of memory: walk the table */
     for (size_t i = 0; i < NRULES; i++) {
       pccl_choice_t ch = {&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
-      if (rules[i].coll == coll && bytes <= rules[i].max_bytes && rule_holds(comm, &rules[i]) &&
+      if (rules[i].coll == coll && bytes <= bound(comm, &rules[i]) && rule_holds(comm, &rules[i]) &&
           usable(ch, device))
         return ch;
     }
