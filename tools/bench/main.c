@@ -53,12 +53,22 @@ static void call_once(const bench_t *b, const bench_case_t *c, impl_t impl) {
     abort_on_pccl_error(b->comm, run_pccl(b, c), pccl_coll_name(c->coll));
 }
 
-/* Seconds per call of a block of `iters` calls, the slowest rank's. */
+/* Seconds per call of a block of `iters` calls (with --sync each after a
+ * barrier, and then less a block of barriers alone), the slowest rank's. */
 static double time_block(const bench_t *b, const bench_case_t *c, impl_t impl, int iters) {
   MPI_Barrier(MPI_COMM_WORLD);
   double start = MPI_Wtime();
-  for (int i = 0; i < iters; i++) call_once(b, c, impl);
+  for (int i = 0; i < iters; i++) {
+    if (b->opts.sync) MPI_Barrier(MPI_COMM_WORLD);
+    call_once(b, c, impl);
+  }
   double seconds = (MPI_Wtime() - start) / iters;
+  if (b->opts.sync) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    start = MPI_Wtime();
+    for (int i = 0; i < iters; i++) MPI_Barrier(MPI_COMM_WORLD);
+    seconds -= (MPI_Wtime() - start) / iters;
+  }
   MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return seconds;
 }
@@ -165,7 +175,8 @@ static void print_table_header(const bench_t *b, pccl_coll_t coll) {
     printf("%d", b->opts.iters);
   else
     printf("adaptive (>= %.0f ms per block)", TARGET_BLOCK_SECONDS * 1e3);
-  printf("  check %s\n#\n", b->opts.check ? "on" : "off");
+  printf("  check %s%s\n#\n", b->opts.check ? "on" : "off",
+         b->opts.sync ? "  sync (a barrier before each call; a block of barriers taken off)" : "");
   printf("#%11s %12s %9s  %-18s %10s %8s %8s %10s %9s %8s %6s\n", "size(B)", "count", "dtype",
          "algorithm", "time_us", "algbw", "busbw", "mpi_us", "mpi_busbw", "speedup", "check");
   printf("#%11s %12s %9s  %-18s %10s %8s %8s %10s %9s\n", "(B)", "(elements)", "", "", "(us)",

@@ -38,6 +38,9 @@ void print_usage(FILE *out) {
       "               reported (default 5; more steadies a noisy machine)\n"
       "  --csv FILE   also write the results as CSV to FILE (rank 0)\n"
       "  --no-mpi     do not time MPI's own collectives\n"
+      "  --sync       a barrier before every call, its own time (a block of barriers\n"
+      "               alone) taken off: the latency of calls that do not overlap,\n"
+      "               where a plain block lets a scan's low ranks run calls ahead\n"
       "  --check 0|1  check pccl's results (default 1)\n"
       "  --mem KIND   pccl's buffers: malloc (default: what ordinary programs pass),\n"
       "               pccl (pccl_mem_alloc: ranks of a node read each other's buffers\n"
@@ -274,6 +277,10 @@ bool parse_options(int argc, char **argv, int nranks, options_t *opts, char *err
     }
     if (strcmp(flag, "--no-mpi") == 0) {
       opts->with_mpi = false;
+      continue;
+    }
+    if (strcmp(flag, "--sync") == 0) {
+      opts->sync = true;
       continue;
     }
     if (!takes_value(flag)) {

@@ -29,6 +29,7 @@ typedef struct {
   int root;
   const char *csv_path; /* NULL: no CSV */
   bool with_mpi;
+  bool sync; /* --sync: a barrier before every call, its time taken off */
   bool check;
   bool shared_mem; /* buffers from pccl_mem_alloc (else posix_memalign) */
   bool device;     /* --mem cuda: pccl runs on device copies of the buffers */
