@@ -123,11 +123,12 @@ static const rule_t rules[] = {
      * (p - 1) / log2 p, near 400 KiB on 16 ranks, 700 KiB on 64 and 3.5 MiB
      * on 512 (Frontier profile), near 200 KiB on 16 ranks of the emulated
      * cluster. Measured there (8 nodes x 2, 10 Gbit/s, pccl-bench --sync:
-     * calls that do not overlap) it lies lower: recdbl 1.13-1.42x Open MPI
+     * calls that do not overlap) it lies lower: recdbl 1.08-1.67x Open MPI
      * at 8 B-4 KiB against the chain's 0.85-0.89x, the chain ahead from 32
-     * KiB. 16 KiB x (p - 1) / log2 p: 60 KiB on 16 ranks (docs/results/
-     * scan). In a plain loop of calls the chain is ahead at every size: its
-     * low ranks run calls ahead of the high ones. An exscan
+     * KiB (0.82-0.85x against 0.92-1.00x). 8 KiB x (p - 1) / log2 p: 30 KiB
+     * on 16 ranks (docs/results/scan). In a plain loop of calls the chain is
+     * ahead at every size: its low ranks run calls ahead of the high ones
+     * (docs/results/README.md). An exscan
      * of 2 ranks is one message, from rank 0's input to rank 1's output,
      * which the chain sends with a single copy where the segment makes
      * two: pccl-bench -c exscan -a seg,chain, 2 ranks, malloc buffers, seg
@@ -136,12 +137,12 @@ static const rule_t rules[] = {
      * 1.26-1.71x, seg 0.45-1.16x. On 4 ranks seg 1.64-3.22x at 4 KiB-64 MiB
      * against chain's 0.96-1.90x (docs/results/scan). */
     {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_SEG, 1, 0},
-    {PCCL_COLL_SCAN, 16 << 10, 1, 0, 0, PCCL_ALGO_SCAN_RECDBL, 0, 1},
+    {PCCL_COLL_SCAN, 8 << 10, 1, 0, 0, PCCL_ALGO_SCAN_RECDBL, 0, 1},
     {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_CHAIN, 0, 0},
     {PCCL_COLL_EXSCAN, 16 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1, 0},
     {PCCL_COLL_EXSCAN, SIZE_MAX, 3, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1, 0},
     {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 1, 0}, /* 2 ranks, one node */
-    {PCCL_COLL_EXSCAN, 16 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_RECDBL, 0, 1},
+    {PCCL_COLL_EXSCAN, 8 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_RECDBL, 0, 1},
     {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 0, 0},
 };
 
