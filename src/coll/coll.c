@@ -480,19 +480,55 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const call_t *c) {
   return st;
 }
 
+/* A repeated call: validation and selection depend only on the call's
+ * arguments and on the communicator's configuration, so a plain call on
+ * host memory with the arguments of the last one that passed them takes
+ * what they derived (a small call's validation and selection cost about
+ * as much as moving its data). Only where no device is seen, so that an
+ * address cannot change from host to device memory between calls. */
+struct pccl_call_memo {
+  unsigned gen;
+  call_t call; /* validated */
+  pccl_choice_t choice;
+};
+
+static int memo_hit(const pccl_comm_t *comm, call_t *c, pccl_choice_t *choice) {
+  const struct pccl_call_memo *m = comm->memo;
+  if (!m || m->gen != comm->config_gen || c->lossy_call || c->piece) return 0;
+  const call_t *v = &m->call;
+  if (v->coll != c->coll || v->api != c->api || v->sendbuf != c->sendbuf ||
+      v->recvbuf != c->recvbuf || v->count != c->count || v->dtype != c->dtype ||
+      v->op != c->op || v->root != c->root)
+    return 0;
+  *c = *v;
+  *choice = m->choice;
+  return 1;
+}
+
+static void memo_keep(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice) {
+  if (c->lossy_call || c->piece || c->device || c->count == 0 || !pccl__device_none()) return;
+  if (!comm->memo && !(comm->memo = malloc(sizeof *comm->memo))) return;
+  *comm->memo = (struct pccl_call_memo){comm->config_gen, *c, choice};
+}
+
 /* Validates, selects and runs a call; with PCCL_CHECK the ranks first
  * agree on it (`checked`), which pccl's own agreement call skips. */
 static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
   const char *api = api_of(c);
-  pccl_status_t st = validate(comm, comm->rank, comm->size, c);
-  if (st == PCCL_OK && c->lossy_call) st = validate_lossy(comm, c);
   pccl_choice_t choice = {NULL, 0};
-  if (st == PCCL_OK && c->count > 0) {
-    choice = c->lossy_call ? pccl__select_lossy(comm, c->coll, reported_bytes(c))
-                           : pccl__select(comm, c->coll, reported_bytes(c), c->device);
-    if (!choice.algo)
-      st = pccl__error(comm, PCCL_ERR_CONFIG, api, "PCCL_ALGO excludes every algorithm of %s",
-                       pccl_coll_name(c->coll));
+  pccl_status_t st = PCCL_OK;
+  if (!memo_hit(comm, c, &choice)) {
+    st = validate(comm, comm->rank, comm->size, c);
+    if (st == PCCL_OK && c->lossy_call) st = validate_lossy(comm, c);
+    if (st == PCCL_OK && c->count > 0) {
+      choice = c->lossy_call ? pccl__select_lossy(comm, c->coll, reported_bytes(c))
+                             : pccl__select(comm, c->coll, reported_bytes(c), c->device);
+      if (!choice.algo)
+        st = pccl__error(comm, PCCL_ERR_CONFIG, api, "PCCL_ALGO excludes every algorithm of %s",
+                         pccl_coll_name(c->coll));
+      else
+        memo_keep(comm, c, choice);
+    }
   }
   if (checked && comm->check) {
     char algo[sizeof comm->last_algo];

@@ -8,6 +8,7 @@
 
 #ifdef PCCL_HAVE_CUDA
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +29,22 @@ struct pccl_comm_device {
 
 static _Thread_local char t_error[256];
 
+/* The devices this process sees, asked once: every collective classifies
+ * its two buffers, and a small call costs less than asking the runtime. */
+static int devices(void) {
+  static _Atomic int known = -2;
+  int n = atomic_load_explicit(&known, memory_order_relaxed);
+  if (n == -2) atomic_store_explicit(&known, n = pccl__gpu_devices(), memory_order_relaxed);
+  return n;
+}
+
+int pccl__device_none(void) { return devices() == 0; }
+
 pccl_status_t pccl__device_classify(const void *buf, int *is_device) {
+  int n = devices();
   *is_device = 0;
-  if (pccl__gpu_devices() < 0) {
+  if (n == 0) return PCCL_OK;
+  if (n < 0) {
     snprintf(t_error, sizeof t_error, "%s", pccl__gpu_why_none());
     return PCCL_ERR_CONFIG;
   }
@@ -161,6 +175,8 @@ pccl_status_t pccl__device_classify(const void *buf, int *is_device) {
   *is_device = 0;
   return PCCL_OK;
 }
+
+int pccl__device_none(void) { return 1; }
 
 const char *pccl__device_error(void) { return "pccl was built without CUDA"; }
 

@@ -12,6 +12,8 @@
  * when PCCL_CUDA is malformed, PCCL_ERR_INTERNAL when CUDA cannot tell (a
  * failed device); the reason in pccl__device_error(). */
 pccl_status_t pccl__device_classify(const void *buf, int *is_device);
+/* 1 when this process sees no device, so that every buffer is host memory. */
+int pccl__device_none(void);
 
 /* Readies comm to run `s` on device buffers of `esize`-byte elements:
  * *tmp is the schedule's device scratch, *dev the executor's device

@@ -526,6 +526,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   pccl_topo_free(&comm->topo);
   pccl_tune_free(&comm->tune);
   free(comm->sel);
+  free(comm->memo);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Comm_free(&comm->mpi);
@@ -577,6 +578,7 @@ pccl_status_t pccl_comm_set_algo(pccl_comm_t *comm, pccl_coll_t coll, const char
     return pccl__error(NULL, PCCL_ERR_INVALID_COMM, where, "not a live communicator");
   if ((unsigned)coll >= PCCL_COLL_COUNT)
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, where, "unknown collective %d", (int)coll);
+  comm->config_gen++;
   if (!name || strcmp(name, "auto") == 0) {
     comm->forced[coll] = (pccl_choice_t){NULL, 0};
     return PCCL_OK;

@@ -24,6 +24,11 @@ struct pccl_comm {
   pccl_tune_table_t tune;                /* PCCL_TUNING_FILE, else the built-in table */
   const pccl_tune_section_t *tune_sec;   /* its rows for this layout; NULL: none */
   struct pccl_sel *sel; /* the rules compiled for it (coll/select.c), on its first call; freed with it */
+  /* The last call that passed validation and selection (coll/coll.c): a
+   * repeat with the same arguments reuses what they derived, while
+   * config_gen (bumped by whatever changes selection) is the same. */
+  struct pccl_call_memo *memo;
+  unsigned config_gen;
   char last_algo[80];
   pccl_choice_t last_choice; /* what last_algo names */
   char error[PCCL_ERROR_LEN];

@@ -359,6 +359,80 @@ static void env_errors(void) {
 }
 
 /* After all the rejected calls the communicator still gives right answers. */
+/* Rank r's element i in repeat_calls: negative on rank 0's even elements,
+ * so that signed and unsigned minima differ. */
+static int32_t rep_value(int r, int i) { return r == 0 && i % 2 == 0 ? -3 - i : r * 5 + i + 1; }
+
+/* The expected element i: ranks [0, upto) reduced with op, as dtype. */
+static int32_t rep_expect(int upto, int i, pccl_op_t op, pccl_dtype_t dtype) {
+  int32_t acc = rep_value(0, i);
+  for (int r = 1; r < upto; r++) {
+    int32_t v = rep_value(r, i);
+    if (op == PCCL_SUM) acc = (int32_t)((uint32_t)acc + (uint32_t)v);
+    else if (dtype == PCCL_INT32) acc = op == PCCL_MAX ? (v > acc ? v : acc) : (v < acc ? v : acc);
+    else acc = (int32_t)(op == PCCL_MAX ? ((uint32_t)v > (uint32_t)acc ? (uint32_t)v : (uint32_t)acc)
+                                        : ((uint32_t)v < (uint32_t)acc ? (uint32_t)v : (uint32_t)acc));
+  }
+  return acc;
+}
+
+/* Calls on the same buffers, one argument changed at a time (and some
+ * repeated unchanged): pccl reuses a repeated call's validation and
+ * selection, and must see every change. Each result against a reference
+ * computed here; past the count, and where a rank gets nothing, recvbuf
+ * must keep its sentinel. */
+static void repeat_calls(pccl_comm_t *comm) {
+  int32_t *in = (int32_t *)g_send, *out = (int32_t *)g_recv;
+  const int last = g_size - 1;
+  const struct {
+    pccl_coll_t coll;
+    pccl_op_t op;
+    pccl_dtype_t dtype;
+    int n, root;
+  } seq[] = {
+      {PCCL_COLL_ALLREDUCE, PCCL_SUM, PCCL_INT32, NELEM, 0},
+      {PCCL_COLL_ALLREDUCE, PCCL_SUM, PCCL_INT32, NELEM, 0},
+      {PCCL_COLL_ALLREDUCE, PCCL_MIN, PCCL_INT32, NELEM, 0},
+      {PCCL_COLL_ALLREDUCE, PCCL_MIN, PCCL_UINT32, NELEM, 0},
+      {PCCL_COLL_ALLREDUCE, PCCL_MIN, PCCL_UINT32, NELEM / 2, 0},
+      {PCCL_COLL_SCAN, PCCL_MIN, PCCL_UINT32, NELEM / 2, 0},
+      {PCCL_COLL_SCAN, PCCL_MIN, PCCL_UINT32, NELEM / 2, 0},
+      {PCCL_COLL_EXSCAN, PCCL_MIN, PCCL_UINT32, NELEM / 2, 0},
+      {PCCL_COLL_EXSCAN, PCCL_MAX, PCCL_INT32, NELEM / 2, 0},
+      {PCCL_COLL_REDUCE, PCCL_MAX, PCCL_INT32, NELEM / 2, last},
+      {PCCL_COLL_REDUCE, PCCL_MAX, PCCL_INT32, NELEM / 2, 0},
+      {PCCL_COLL_REDUCE, PCCL_MAX, PCCL_INT32, NELEM / 2, 0},
+  };
+  for (int i = 0; i < NELEM; i++) in[i] = rep_value(g_rank, i);
+  for (size_t k = 0; k < sizeof seq / sizeof seq[0]; k++) {
+    memset(g_recv, SENTINEL, g_bytes);
+    pccl_status_t st = call(seq[k].coll, in, out, (size_t)seq[k].n, seq[k].dtype, seq[k].op,
+                            seq[k].root, comm);
+    int upto = seq[k].coll == PCCL_COLL_SCAN     ? g_rank + 1
+               : seq[k].coll == PCCL_COLL_EXSCAN ? g_rank
+               : seq[k].coll == PCCL_COLL_REDUCE && g_rank != seq[k].root ? 0
+                                                                           : g_size;
+    int ok = st == PCCL_OK;
+    for (int i = 0; ok && i < seq[k].n && upto > 0; i++)
+      ok = out[i] == rep_expect(upto, i, seq[k].op, seq[k].dtype);
+    const unsigned char *rest = (const unsigned char *)out + (upto > 0 ? seq[k].n : 0) * sizeof(int32_t);
+    for (const unsigned char *p = rest; ok && p < g_recv + g_bytes; p++) ok = *p == SENTINEL;
+    char what[128];
+    snprintf(what, sizeof what, "repeated calls, step %zu (%s %s %s n=%d root %d): status %d", k,
+             pccl_coll_name(seq[k].coll), pccl_op_name(seq[k].op), pccl_dtype_name(seq[k].dtype),
+             seq[k].n, seq[k].root, (int)st);
+    expect(ok, what);
+  }
+  /* the same call after pccl_comm_set_algo runs the algorithm now forced */
+  memset(g_recv, SENTINEL, g_bytes);
+  expect(pccl_allreduce(in, out, NELEM, PCCL_INT32, PCCL_SUM, comm) == PCCL_OK, "repeat before set_algo");
+  expect(pccl_comm_set_algo(comm, PCCL_COLL_ALLREDUCE, "recdbl") == PCCL_OK, "set_algo recdbl");
+  expect(pccl_allreduce(in, out, NELEM, PCCL_INT32, PCCL_SUM, comm) == PCCL_OK &&
+             strcmp(pccl_comm_last_algo(comm), "recdbl") == 0 && out[1] == rep_expect(g_size, 1, PCCL_SUM, PCCL_INT32),
+         "the same call after pccl_comm_set_algo runs the forced algorithm");
+  expect(pccl_comm_set_algo(comm, PCCL_COLL_ALLREDUCE, "auto") == PCCL_OK, "set_algo auto");
+}
+
 static void still_works(pccl_comm_t *comm) {
   int32_t *in = (int32_t *)g_send, *out = (int32_t *)g_recv;
   for (int i = 0; i < NELEM; i++) in[i] = g_rank * 1000 + i;
@@ -549,6 +623,7 @@ int main(int argc, char **argv) {
   if (st == PCCL_OK) {
     argument_errors(comm);
     exscan_root_recv(comm);
+    repeat_calls(comm);
     getter_errors(comm);
     algo_errors(comm);
     group_creation(comm);
