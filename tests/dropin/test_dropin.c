@@ -655,6 +655,20 @@ static void test_fallbacks(void) {
   check_rc(what, MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, dup));
   check(what, &sum, &hs, sizeof sum);
   MPI_Comm_free(&dup);
+  /* Communicators made and freed in turn, of different sizes, one call
+   * each: a freed communicator's handle may come back for the next one, and
+   * the drop-in must not take it for the old one (it remembers the last it
+   * looked up). */
+  for (int k = 0; k < 6; k++) {
+    MPI_Comm c;
+    MPI_Comm_split(MPI_COMM_WORLD, k % 2 ? rank % 2 : 0, rank, &c);
+    int cs = 0, got = 0;
+    MPI_Comm_size(c, &cs);
+    snprintf(what, sizeof what, "allreduce on communicator %d of a series", k);
+    check_rc(what, MPI_Allreduce(&one, &got, 1, MPI_INT, MPI_SUM, c));
+    check(what, &got, &cs, sizeof got);
+    MPI_Comm_free(&c);
+  }
 
   /* An inter-communicator between the halves: each side gets the other's sum. */
   if (nranks >= 2) {
