@@ -123,9 +123,9 @@ static const rule_t rules[] = {
      * (p - 1) / log2 p, near 400 KiB on 16 ranks, 700 KiB on 64 and 3.5 MiB
      * on 512 (Frontier profile), near 200 KiB on 16 ranks of the emulated
      * cluster. Measured there (8 nodes x 2, 10 Gbit/s, pccl-bench --sync:
-     * calls that do not overlap) it lies lower: recdbl 1.08-1.67x Open MPI
-     * at 8 B-4 KiB against the chain's 0.85-0.89x, the chain ahead from 32
-     * KiB (0.82-0.85x against 0.92-1.00x). 8 KiB x (p - 1) / log2 p: 30 KiB
+     * calls that do not overlap) it lies lower: recdbl 1.11-1.45x Open MPI
+     * at 8 B-4 KiB against the chain's 0.84-0.93x, the chain ahead from 32
+     * KiB (0.91-0.98x against 0.84-0.92x). 8 KiB x (p - 1) / log2 p: 30 KiB
      * on 16 ranks (docs/results/scan). In a plain loop of calls the chain is
      * ahead at every size: its low ranks run calls ahead of the high ones
      * (docs/results/README.md). An exscan
