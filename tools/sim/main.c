@@ -47,7 +47,7 @@ static void usage(FILE *out) {
         "  --ranks N            ranks to simulate, 1 to 1048576; required\n"
         "  --ranks-per-node M   consecutive ranks per node (default: the profile's)\n"
         "  -c COLL              allgather, reducescatter, allreduce, broadcast, reduce,\n"
-        "                       scatter, gather or alltoall (default allgather)\n"
+        "                       scatter, gather, alltoall, scan or exscan (default allgather)\n"
         "  -a LIST              comma list of NAME or NAME:K (k of a parameterized\n"
         "                       algorithm), or all: every registered one, the\n"
         "                       compressed (lossy) ones included (default all)\n"
