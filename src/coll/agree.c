@@ -18,7 +18,9 @@ static const char *const field_names[PCCL_AGREE_NFIELDS] = {
 static void show(char *buf, size_t len, int field, const pccl_agree_t *a) {
   int64_t v = a->f[field];
   switch (field) {
-    case PCCL_AGREE_COLL: snprintf(buf, len, "%s", pccl_coll_name((pccl_coll_t)v)); break;
+    case PCCL_AGREE_COLL:
+      snprintf(buf, len, "%s", v == PCCL_AGREE_BARRIER ? "barrier" : pccl_coll_name((pccl_coll_t)v));
+      break;
     case PCCL_AGREE_DTYPE: snprintf(buf, len, "%s", pccl_dtype_name((pccl_dtype_t)v)); break;
     case PCCL_AGREE_OP: snprintf(buf, len, "%s", v < 0 ? "none" : pccl_op_name((pccl_op_t)v)); break;
     case PCCL_AGREE_ALGO: snprintf(buf, len, "%s", a->algo); break;

@@ -26,6 +26,10 @@ typedef enum {
   PCCL_AGREE_NFIELDS
 } pccl_agree_field_t;
 
+/* COLL's value for pccl_barrier, which runs as a one-byte all-reduce but
+ * must not pass for one. */
+#define PCCL_AGREE_BARRIER ((int64_t)PCCL_COLL_COUNT)
+
 typedef struct {
   int64_t f[PCCL_AGREE_NFIELDS]; /* ALGO: a hash of the name; STATUS: validation's status */
   char algo[40];                 /* the algorithm's name, for the message */

@@ -346,10 +346,13 @@ static void name_choice(pccl_choice_t ch, char *buf, size_t len) {
 }
 
 /* PCCL_CHECK: what this rank is about to run, for pccl__agree. */
+static const char barrier_api[] = "pccl_barrier";
+
 static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t local,
                            const char *algo) {
   const coll_info_t *info = &infos[c->coll];
-  pccl_agree_t a = {.f = {[PCCL_AGREE_COLL] = c->coll,
+  int64_t coll = c->api == barrier_api ? PCCL_AGREE_BARRIER : (int64_t)c->coll;
+  pccl_agree_t a = {.f = {[PCCL_AGREE_COLL] = coll,
                           [PCCL_AGREE_COUNT] = (int64_t)c->count,
                           [PCCL_AGREE_DTYPE] = c->dtype,
                           [PCCL_AGREE_OP] = info->reduces ? (int64_t)c->op : -1,
@@ -360,7 +363,7 @@ static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t loc
   snprintf(a.algo, sizeof a.algo, "%.*s", (int)sizeof a.algo - 1, algo);
   char own[PCCL_ERROR_LEN];
   snprintf(own, sizeof own, "%s", comm->error); /* this rank's own validation message */
-  pccl_status_t st = pccl__agree(comm, info->api, &a, allreduce_min);
+  pccl_status_t st = pccl__agree(comm, api_of(c), &a, allreduce_min);
   if (st == PCCL_ERR_MISMATCH && local != PCCL_OK) {
     snprintf(comm->error, sizeof comm->error, "%s", own); /* the rank at fault keeps its cause */
     return local;
@@ -611,7 +614,7 @@ pccl_status_t pccl_exscan(const void *sendbuf, void *recvbuf, size_t count, pccl
  * and errors and timeouts come as for any collective. */
 pccl_status_t pccl_barrier(pccl_comm_t *comm) {
   uint8_t token = 0;
-  call_t c = {.coll = PCCL_COLL_ALLREDUCE, .api = "pccl_barrier", .sendbuf = &token, .recvbuf = &token,
+  call_t c = {.coll = PCCL_COLL_ALLREDUCE, .api = barrier_api, .sendbuf = &token, .recvbuf = &token,
               .count = 1, .dtype = PCCL_UINT8, .op = PCCL_MAX};
   return run(comm, &c);
 }

@@ -8,7 +8,9 @@
  *                         a second thread calls pccl_comm_abort after 0.5 s:
  *                         PCCL_ERR_ABORTED, long before the timeout (60 s)
  *   test_faults mismatch  (PCCL_CHECK=1) ranks pass different counts, roots,
- *                         ops; one rank passes a NULL buffer, one a zero
+ *                         ops, a barrier against the one-byte all-reduce it
+ *                         runs as, a scan against an exscan; one rank passes
+ *                         a NULL buffer, one a zero
  *                         count: every rank gets an error naming the field
  *                         and the ranks, and the communicator still works
  *   test_faults checkskip (PCCL_CHECK=1) the last rank skips: the agreement
@@ -199,6 +201,17 @@ static void test_mismatch(pccl_comm_t *comm) {
   st = pccl_allreduce(a, rank == last ? NULL : b, 100, PCCL_FLOAT32, PCCL_SUM, comm);
   if (rank == last) expect_mismatch(st, PCCL_ERR_INVALID_ARGUMENT, "recvbuf is NULL", comm, "NULL buffer");
   else expect_mismatch(st, PCCL_ERR_MISMATCH, "invalid argument on rank(s)", comm, "NULL buffer");
+
+  /* a barrier on rank 0 where the others run the one-byte all-reduce it is
+   * made of, and a scan where the others run an exscan */
+  unsigned char byte = 0;
+  st = rank == 0 ? pccl_barrier(comm) : pccl_allreduce(&byte, &byte, 1, PCCL_UINT8, PCCL_MAX, comm);
+  expect_mismatch(st, PCCL_ERR_MISMATCH, "collective: barrier on rank(s) 0", comm,
+                  "barrier against all-reduce");
+  st = rank == 0 ? pccl_scan(a, b, 100, PCCL_FLOAT32, PCCL_SUM, comm)
+                 : pccl_exscan(a, b, 100, PCCL_FLOAT32, PCCL_SUM, comm);
+  expect_mismatch(st, PCCL_ERR_MISMATCH, "collective: scan on rank(s) 0", comm,
+                  "scan against exscan");
 
   /* a zero count on rank 0 only: without the check it would return at once
    * and leave the others waiting */
