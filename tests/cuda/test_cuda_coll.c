@@ -1,13 +1,15 @@
 /* test_cuda_coll.c - collectives on device buffers (several processes may
- * share one GPU): every collective, in place or not, over datatypes and ops
- * that cover wrap-around, 16-bit floats and the AVG division, at counts that
- * leave tails. Each device result must equal, bit for bit, the same call on
- * host buffers run by the same algorithm (on a second communicator: the
- * node segment, which a host call may get, reduces in another order), which
- * tests/mpi checks against independent references;
- * inputs are made on the host and copied up. Also: mixed host/device
- * buffers are refused, and compressed calls on device buffers say they are
- * not built. Without a device every rank says why and exits 77 (skipped).
+ * share one GPU): every collective, the prefix reductions included (an
+ * exscan's rank 0 keeps its receive buffer), in place or not, over datatypes
+ * and ops that cover wrap-around, 16-bit floats, bitwise ops, (value, index)
+ * pairs and the AVG division, at counts that leave tails. Each device
+ * result must equal, bit for bit, the same call on host buffers run by the
+ * same algorithm (on a second communicator: the node segment, which a host
+ * call may get, reduces in another order), which tests/mpi checks against
+ * independent references; inputs are made on the host and copied up. Also:
+ * mixed host/device buffers are refused, and compressed calls on device
+ * buffers say they are not built. Without a device every rank says why and
+ * exits 77 (skipped).
  *   mpiexec -n N test_cuda_coll */
 #include <cuda_runtime_api.h>
 #include <mpi.h>
@@ -54,7 +56,8 @@ typedef struct {
 static const shape_t shapes[] = {
     {PCCL_COLL_ALLGATHER, 0, 1}, {PCCL_COLL_REDUCE_SCATTER, 1, 0}, {PCCL_COLL_ALLREDUCE, 0, 0},
     {PCCL_COLL_BROADCAST, 0, 0}, {PCCL_COLL_REDUCE, 0, 0},         {PCCL_COLL_SCATTER, 1, 0},
-    {PCCL_COLL_GATHER, 0, 1},    {PCCL_COLL_ALLTOALL, 1, 1},
+    {PCCL_COLL_GATHER, 0, 1},    {PCCL_COLL_ALLTOALL, 1, 1},      {PCCL_COLL_SCAN, 0, 0},
+    {PCCL_COLL_EXSCAN, 0, 0},
 };
 
 static pccl_status_t call(pccl_coll_t coll, const void *s, void *r, size_t n, pccl_dtype_t t,
@@ -67,6 +70,8 @@ static pccl_status_t call(pccl_coll_t coll, const void *s, void *r, size_t n, pc
     case PCCL_COLL_REDUCE: return pccl_reduce(s, r, n, t, op, root, comm);
     case PCCL_COLL_SCATTER: return pccl_scatter(s, r, n, t, root, comm);
     case PCCL_COLL_GATHER: return pccl_gather(s, r, n, t, root, comm);
+    case PCCL_COLL_SCAN: return pccl_scan(s, r, n, t, op, comm);
+    case PCCL_COLL_EXSCAN: return pccl_exscan(s, r, n, t, op, comm);
     default: return pccl_alltoall(s, r, n, t, comm);
   }
 }
@@ -145,7 +150,8 @@ int main(int argc, char **argv) {
   }
   const struct { pccl_dtype_t t; pccl_op_t op; } types[] = {
       {PCCL_INT32, PCCL_SUM}, {PCCL_FLOAT32, PCCL_SUM}, {PCCL_BFLOAT16, PCCL_SUM},
-      {PCCL_FLOAT16, PCCL_MAX}, {PCCL_INT8, PCCL_PROD}, {PCCL_UINT64, PCCL_MIN}, {PCCL_FLOAT64, PCCL_AVG}};
+      {PCCL_FLOAT16, PCCL_MAX}, {PCCL_INT8, PCCL_PROD}, {PCCL_UINT64, PCCL_MIN}, {PCCL_FLOAT64, PCCL_AVG},
+      {PCCL_INT16, PCCL_BXOR}, {PCCL_FLOAT_INT, PCCL_MAXLOC}};
   const size_t counts[] = {1, 7, 1000, 65537};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
