@@ -139,6 +139,7 @@ typedef enum {
   PCCL_COLL_ALLTOALL = 7,
   PCCL_COLL_SCAN = 8,
   PCCL_COLL_EXSCAN = 9,
+  PCCL_COLL_ALLGATHERV = 10,
   PCCL_COLL_COUNT
 } pccl_coll_t;
 
@@ -393,6 +394,21 @@ PCCL_API pccl_status_t pccl_gather(const void *sendbuf, void *recvbuf, size_t co
 
 PCCL_API pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t count,
                                      pccl_dtype_t dtype, pccl_comm_t *comm);
+
+/* All-gather of blocks that differ in size, as MPI_Allgatherv: rank r
+ * contributes recvcounts[r] elements from sendbuf, and every rank receives
+ * rank i's block at recvbuf + displs[i] elements. recvcounts (and displs
+ * where given) have one entry per rank; recvcounts must be the same on
+ * every rank, displs may differ, and NULL displs means the blocks lie
+ * packed in rank order (displs[i] = recvcounts[0] + ... + recvcounts[i-1]).
+ * Counts may be 0; bytes between and after the blocks are left as they
+ * were. In place: sendbuf == recvbuf + displs[rank] elements. Blocks that
+ * overlap in recvbuf are PCCL_ERR_INVALID_ARGUMENT; PCCL_ERR_OVERFLOW when
+ * the counts' sum or a block's end exceeds PTRDIFF_MAX bytes. With equal
+ * counts and packed blocks it runs as pccl_allgather. */
+PCCL_API pccl_status_t pccl_allgatherv(const void *sendbuf, void *recvbuf,
+                                       const size_t *recvcounts, const size_t *displs,
+                                       pccl_dtype_t dtype, pccl_comm_t *comm);
 
 /* Prefix reductions, as MPI_Scan and MPI_Exscan. pccl_scan leaves in rank
  * r's recvbuf the reduction of the sendbufs of ranks 0..r; pccl_exscan that

@@ -47,6 +47,12 @@ typedef struct {
   const pccl_topo_t *topo; /* hierarchical algorithms only; NULL: one node */
   pccl_intra_t intra;      /* hierarchical algorithms only */
   int k;                   /* parameterized algorithms: the radix / group size; 0: default */
+  /* all-gatherv only: the blocks packed in rank order (rank r's spans
+   * [boff[r], boff[r+1]) elements), and where each lands in recvbuf
+   * (displs[r] elements; NULL: packed, at boff[r]). Without boff, blocks
+   * of count elements each (as the simulator asks). */
+  const size_t *boff;
+  const size_t *displs;
 } pccl_coll_args_t;
 
 typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
@@ -164,7 +170,20 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     "it on with its own folded in", pccl_gen_scan_chain)                                          \
   X(EXSCAN_SEG, EXSCAN, "seg", 0, 0,                                                              \
     "node segment: every rank copies in, each reduces the slots of the ranks below it; one node", \
-    pccl_gen_seg)
+    pccl_gen_seg)                                                                                 \
+  X(ALLGATHERV_RING, ALLGATHERV, "ring", 0, 0, "ring over the ranks' blocks of any size; p-1 steps", \
+    pccl_gen_allgather_ring)                                                                      \
+  X(ALLGATHERV_RECDBL, ALLGATHERV, "recdbl", 2, 0,                                                \
+    "recursive doubling over blocks of any size (recmul with k=2); any p (fold)",                 \
+    pccl_gen_allgather_recmul)                                                                    \
+  X(ALLGATHERV_BRUCK, ALLGATHERV, "bruck", 0, 0,                                                  \
+    "Bruck over blocks of any size; ceil(log2 p) steps, one final rotation", pccl_gen_allgather_bruck) \
+  X(ALLGATHERV_RECMUL, ALLGATHERV, "recmul", 4, 1,                                                \
+    "recursive multiplying, radix k, over blocks of any size; any p (fold)",                      \
+    pccl_gen_allgather_recmul)                                                                    \
+  X(ALLGATHERV_SEG, ALLGATHERV, "seg", 0, 0,                                                      \
+    "node segment: each rank copies its block in once, every peer copies it to its place; one "  \
+    "node", pccl_gen_seg)
 
 /* Compressed (lossy) algorithms, zcoll.c: same columns. They run only for
  * the pccl_*_lossy calls, which run nothing else. */
@@ -291,7 +310,7 @@ typedef void (*pccl_group_rs_fn)(pccl_sb_t *sb, const pccl_group_t *g, const siz
                                  pccl_place_t in, pccl_place_t out);
 
 /* A group algorithm run as the collective itself: every rank a member, equal
- * blocks of `count`, from SEND into RECV. */
+ * blocks of `count` (an all-gatherv's blocks: a->boff), from SEND into RECV. */
 pccl_status_t pccl_flat_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_group_ag_fn fn);
 pccl_status_t pccl_flat_reduce_scatter(pccl_sb_t *sb, const pccl_coll_args_t *a,
                                        pccl_group_rs_fn fn);

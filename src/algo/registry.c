@@ -83,10 +83,23 @@ size_t pccl_blocks_largest(const size_t *boff, int nblocks) {
 
 pccl_status_t pccl_flat_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_group_ag_fn fn) {
   pccl_group_t g = pccl_group_all(a);
-  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  const size_t *boff = a->boff ? a->boff : pccl_blocks_equal(sb, a->nranks, a->count);
   if (!boff) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
-  fn(sb, &g, boff, &in, out);
+  if (!a->displs) {
+    fn(sb, &g, boff, &in, out);
+    return PCCL_OK;
+  }
+  /* Blocks that do not lie packed in recvbuf: the algorithms move ranges of
+   * adjacent blocks as one message, so they gather packed in scratch, and
+   * each block is then copied to its place (the own one straight from the
+   * input; in place it is there already). */
+  pccl_place_t packed = {PCCL_BUF_TMP, pccl_sb_tmp(sb, boff[a->nranks])};
+  fn(sb, &g, boff, &in, packed);
+  for (int b = 0; b < a->nranks; b++) {
+    pccl_region_t to = pccl_rg(PCCL_BUF_RECV, a->displs[b], boff[b + 1] - boff[b]);
+    pccl_sb_copy(sb, to, b == a->rank ? pccl_rg(PCCL_BUF_SEND, 0, to.len) : pccl_block(packed, boff, b));
+  }
   return PCCL_OK;
 }
 

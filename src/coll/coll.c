@@ -44,6 +44,7 @@ static const coll_info_t infos[PCCL_COLL_COUNT] = {
     [PCCL_COLL_ALLTOALL] = {"pccl_alltoall", 0, 0, 1, 1, 0, 0},
     [PCCL_COLL_SCAN] = {"pccl_scan", 1, 0, 0, 0, 0, 0},
     [PCCL_COLL_EXSCAN] = {"pccl_exscan", 1, 0, 0, 0, 0, 0},
+    [PCCL_COLL_ALLGATHERV] = {"pccl_allgatherv", 0, 0, 0, 1, 0, 0},
 };
 
 typedef struct {
@@ -58,7 +59,10 @@ typedef struct {
   pccl_lossy_t *lossy; /* a pccl_*_lossy call's options */
   int lossy_call;
   int piece; /* one piece of a streamed call (stream.c): runs as it is */
+  const size_t *counts, *displs; /* an all-gatherv's (the caller's arrays) */
   /* derived by validation */
+  const size_t *blocks; /* all-gatherv: boff (nranks + 1), then displs unless packed */
+  size_t nblocks;
   size_t esize, send_elems, recv_elems;
   int use_send, use_recv, inplace;
   long long send_in_recv;
@@ -121,12 +125,15 @@ static pccl_status_t check_memory(pccl_comm_t *comm, call_t *c) {
 
 /* Errors go to comm (NULL: the calling thread); rank and size are the
  * caller's place in the communicator the call is for. */
+static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, call_t *c);
+
 static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) {
   const coll_info_t *info = &infos[c->coll];
   const char *api = api_of(c);
   c->esize = pccl_dtype_size(c->dtype);
   if (c->esize == 0)
     return pccl__error(comm, PCCL_ERR_INVALID_DTYPE, api, "unknown datatype %d", (int)c->dtype);
+  if (c->coll == PCCL_COLL_ALLGATHERV) return validate_v(comm, rank, size, c);
   if (info->reduces && (unsigned)c->op >= PCCL_OP_COUNT)
     return pccl__error(comm, PCCL_ERR_INVALID_OP, api, "unknown reduction operation %d", (int)c->op);
   if (info->reduces && !pccl_op_supported(c->dtype, c->op))
@@ -157,6 +164,102 @@ static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) 
   if (st == PCCL_OK) st = check_overlap(comm, rank, c);
   if (st == PCCL_OK) st = check_memory(comm, c);
   return st;
+}
+
+/* ---- all-gatherv: blocks of unequal size ---- */
+
+/* The call's block offsets (packed, nranks + 1) and, unless the blocks lie
+ * packed, their places: in comm's array, which the schedule cache's key
+ * copies. */
+static size_t *v_blocks(pccl_comm_t *comm, size_t n) {
+  if (n > comm->vblocks_cap) {
+    size_t *b = realloc(comm->vblocks, n * sizeof *b);
+    if (!b) return NULL;
+    comm->vblocks = b;
+    comm->vblocks_cap = n;
+  }
+  return comm->vblocks;
+}
+
+static int by_place(const void *a, const void *b) {
+  const size_t *x = a, *y = b; /* (place, count) pairs */
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Blocks placed apart from the packed layout must not overlap in recvbuf
+ * (MPI forbids it too: a byte written twice has no defined value). */
+static pccl_status_t v_disjoint(pccl_comm_t *comm, const call_t *c, int size) {
+  size_t *pairs = malloc(2 * (size_t)size * sizeof *pairs);
+  if (!pairs) return pccl__error(comm, PCCL_ERR_NO_MEMORY, api_of(c), "out of memory");
+  int n = 0;
+  for (int i = 0; i < size; i++)
+    if (c->counts[i]) pairs[2 * n] = c->displs[i], pairs[2 * n++ + 1] = c->counts[i];
+  qsort(pairs, (size_t)n, 2 * sizeof *pairs, by_place);
+  pccl_status_t st = PCCL_OK;
+  for (int i = 1; i < n && st == PCCL_OK; i++)
+    if (pairs[2 * i - 2] + pairs[2 * i - 1] > pairs[2 * i])
+      st = pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api_of(c),
+                       "blocks overlap in recvbuf: one at displacement %zu of %zu elements, another "
+                       "at %zu", pairs[2 * i - 2], pairs[2 * i - 1], pairs[2 * i]);
+  free(pairs);
+  return st;
+}
+
+/* An all-gatherv: counts summed with overflow checks, places checked, the
+ * buffers as any call's. Equal counts in the packed layout become the
+ * all-gather they are, with all its algorithms. */
+static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, call_t *c) {
+  const char *api = api_of(c);
+  if (!c->counts)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "recvcounts is NULL");
+  size_t *b = v_blocks(comm, 2 * (size_t)size + 1), extent = 0, limit = (size_t)PTRDIFF_MAX / c->esize;
+  if (!b) return pccl__error(comm, PCCL_ERR_NO_MEMORY, api, "out of memory");
+  int packed = 1, equal = 1;
+  b[0] = 0;
+  for (int i = 0; i < size; i++) {
+    size_t n = c->counts[i], at = c->displs ? c->displs[i] : b[i], end;
+    if (__builtin_add_overflow(b[i], n, &b[i + 1]) || b[i + 1] > limit ||
+        __builtin_add_overflow(at, n, &end) || end > limit)
+      return pccl__error(comm, PCCL_ERR_OVERFLOW, api,
+                         "the blocks up to rank %d's (%zu elements at %zu) exceed PTRDIFF_MAX bytes of %s",
+                         i, n, at, pccl_dtype_name(c->dtype));
+    packed &= at == b[i];
+    equal &= n == c->counts[0];
+    if (n && end > extent) extent = end;
+  }
+  if (packed && equal) { /* an all-gather, which the memo does not keep (counts set) */
+    c->coll = PCCL_COLL_ALLGATHER;
+    c->count = c->counts[0];
+    return validate(comm, rank, size, c);
+  }
+  c->count = b[size];
+  c->nblocks = (size_t)size + 1;
+  if (!packed) {
+    memcpy(b + size + 1, c->displs, (size_t)size * sizeof *b);
+    c->nblocks += (size_t)size;
+    pccl_status_t st = v_disjoint(comm, c, size);
+    if (st != PCCL_OK) return st;
+  }
+  c->blocks = b;
+  c->send_elems = c->counts[rank];
+  c->recv_elems = extent;
+  c->use_send = c->send_elems > 0;
+  c->use_recv = c->count > 0;
+  pccl_status_t st = PCCL_OK;
+  if (c->use_send) st = check_buffer(comm, c, c->sendbuf, "sendbuf");
+  if (st == PCCL_OK && c->use_recv) st = check_buffer(comm, c, c->recvbuf, "recvbuf");
+  if (st != PCCL_OK) return st;
+  uintptr_t s = (uintptr_t)c->sendbuf, r = (uintptr_t)c->recvbuf;
+  size_t own = packed ? b[rank] : c->displs[rank];
+  if (c->use_send && c->use_recv && s < r + extent * c->esize && r < s + c->send_elems * c->esize) {
+    if (s != r + own * c->esize)
+      return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
+                         "sendbuf and recvbuf overlap but are not the in-place layout "
+                         "(expected sendbuf = recvbuf + %zu elements, this rank's displacement)", own);
+    c->inplace = 1;
+    c->send_in_recv = (long long)own;
+  }
+  return c->use_recv ? check_memory(comm, c) : PCCL_OK;
 }
 
 /* The lossy call's own arguments (after validate()). */
@@ -215,7 +318,7 @@ static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, pccl_choice_t 
   if (st != PCCL_OK) return st;
   pccl_coll_args_t a = {c->coll,   comm->size, comm->rank,  c->root,
                         c->count,  c->inplace, &comm->topo, comm->intra,
-                        choice.k};
+                        choice.k,  c->blocks,  c->nblocks > (size_t)comm->size + 1 ? c->blocks + comm->size + 1 : NULL};
   st = choice.algo->generate(sb, &a);
   /* AVG is a sum followed by a division of the result where it lands. */
   if (st == PCCL_OK && c->op == PCCL_AVG && infos[c->coll].reduces && c->use_recv)
@@ -230,14 +333,15 @@ static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, pccl_choice_t 
 static pccl_status_t get_schedule(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice,
                                   const pccl_sched_t **out) {
   pccl_sched_key_t key = {(int)c->coll, (int)choice.algo->id, choice.k, c->root, c->inplace,
-                          c->op == PCCL_AVG && infos[c->coll].reduces, c->count, c->esize};
+                          c->op == PCCL_AVG && infos[c->coll].reduces, c->count, c->esize,
+                          c->blocks, c->nblocks};
   *out = pccl_cache_find(&comm->cache, &key);
   if (*out) return PCCL_OK;
   pccl_sched_t s;
   pccl_status_t st = generate(comm, c, choice, &s);
   if (st != PCCL_OK) return st;
   *out = pccl_cache_insert(&comm->cache, &key, &s);
-  return PCCL_OK;
+  return *out ? PCCL_OK : PCCL_ERR_NO_MEMORY;
 }
 
 /* Scratch comes from the shared allocator where it can, so peers of the node
@@ -324,6 +428,7 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sche
 }
 
 static size_t reported_bytes(const call_t *c) {
+  if (c->coll == PCCL_COLL_ALLGATHERV) return c->count * c->esize; /* the blocks, not the gaps */
   size_t elems = c->coll == PCCL_COLL_REDUCE_SCATTER ? c->send_elems : c->recv_elems;
   return elems * c->esize;
 }
@@ -348,12 +453,21 @@ static void name_choice(pccl_choice_t ch, char *buf, size_t len) {
 /* PCCL_CHECK: what this rank is about to run, for pccl__agree. */
 static const char barrier_api[] = "pccl_barrier";
 
+/* An all-gatherv's counts, as one number every rank that passes the same
+ * counts computes alike (FNV-1a over them). */
+static int64_t counts_hash(const size_t *counts, int n) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; counts && i < n; i++) h = (h ^ counts[i]) * 1099511628211ull;
+  return (int64_t)(h >> 1);
+}
+
 static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t local,
                            const char *algo) {
   const coll_info_t *info = &infos[c->coll];
-  int64_t coll = c->api == barrier_api ? PCCL_AGREE_BARRIER : (int64_t)c->coll;
+  int v = c->counts || c->coll == PCCL_COLL_ALLGATHERV; /* equal counts run as an all-gather */
+  int64_t coll = c->api == barrier_api ? PCCL_AGREE_BARRIER : v ? PCCL_COLL_ALLGATHERV : (int64_t)c->coll;
   pccl_agree_t a = {.f = {[PCCL_AGREE_COLL] = coll,
-                          [PCCL_AGREE_COUNT] = (int64_t)c->count,
+                          [PCCL_AGREE_COUNT] = v ? counts_hash(c->counts, comm->size) : (int64_t)c->count,
                           [PCCL_AGREE_DTYPE] = c->dtype,
                           [PCCL_AGREE_OP] = info->reduces ? (int64_t)c->op : -1,
                           [PCCL_AGREE_ROOT] = info->rooted ? c->root : 0,
@@ -427,6 +541,12 @@ static pccl_status_t scratch_plan(pccl_comm_t *comm, const call_t *c, const pccl
   if (st != PCCL_OK) return st;
   size_t tmp_max = (size_t)-need[0];
   if (tmp_max * es <= limit) return PCCL_OK;
+  if (c->blocks)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api_of(c),
+                       "its scratch (%zu bytes on some rank) exceeds PCCL_MAX_SCRATCH (%zu), and an "
+                       "all-gatherv is not streamed: raise PCCL_MAX_SCRATCH, or pass the blocks "
+                       "packed in rank order and force the ring (PCCL_ALGO=allgatherv:ring), which "
+                       "then needs none", tmp_max * es, limit);
   if (need[1] && pccl__stream_stage_blocks(c->coll, comm->size) > 0)
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api_of(c),
                        "its scratch exceeds PCCL_MAX_SCRATCH, and streaming %s through host staging "
@@ -460,9 +580,12 @@ static pccl_status_t stream(pccl_comm_t *comm, const call_t *c, pccl_choice_t ch
  * the segment's rounds out of step, so it breaks the communicator. */
 static pccl_status_t run_seg(pccl_comm_t *comm, const call_t *c) {
   const char *api = api_of(c);
+  /* an all-gatherv's blocks land at their places (packed: boff) */
+  const size_t *places = c->nblocks > (size_t)comm->size + 1 ? c->blocks + comm->size + 1 : c->blocks;
   if (comm->size == 1) { /* every collective of one rank is a copy (x / 1 = x for AVG) */
     if (c->use_send && c->use_recv && !c->inplace)
-      memcpy(c->recvbuf, c->sendbuf, c->count * c->esize);
+      memcpy((char *)c->recvbuf + (places ? places[0] * c->esize : 0), c->sendbuf,
+             c->send_elems * c->esize);
     return PCCL_OK;
   }
   if (!comm->seg)
@@ -472,7 +595,9 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const call_t *c) {
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
                        "algorithm seg runs on host buffers only; use another algorithm");
   pccl_seg_call_t call = {c->coll, c->sendbuf, c->recvbuf, c->count, c->dtype, c->op, c->root,
-                          c->inplace};
+                          c->inplace, c->counts, places};
+  for (int r = 0; c->counts && r < comm->size; r++) /* rounds over the largest block */
+    call.count = r == 0 || c->counts[r] > call.count ? c->counts[r] : call.count;
   pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag};
   char why[PCCL_ERROR_LEN - 64];
   pccl_status_t st = pccl_seg_run(comm->seg, &call, &watch, why, sizeof why);
@@ -509,7 +634,9 @@ static int memo_hit(const pccl_comm_t *comm, call_t *c, pccl_choice_t *choice) {
 }
 
 static void memo_keep(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice) {
-  if (c->lossy_call || c->piece || c->device || c->count == 0 || !pccl__device_none()) return;
+  /* an all-gatherv's counts may change behind the same pointer */
+  if (c->lossy_call || c->piece || c->device || c->counts || c->count == 0 || !pccl__device_none())
+    return;
   if (!comm->memo && !(comm->memo = malloc(sizeof *comm->memo))) return;
   *comm->memo = (struct pccl_call_memo){comm->config_gen, *c, choice};
 }
@@ -606,6 +733,13 @@ pccl_status_t pccl_scan(const void *sendbuf, void *recvbuf, size_t count, pccl_d
 pccl_status_t pccl_exscan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                           pccl_op_t op, pccl_comm_t *comm) {
   call_t c = {.coll = PCCL_COLL_EXSCAN, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_allgatherv(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
+                              const size_t *displs, pccl_dtype_t dtype, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+              .counts = recvcounts, .displs = displs, .dtype = dtype};
   return run(comm, &c);
 }
 

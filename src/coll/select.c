@@ -144,6 +144,12 @@ static const rule_t rules[] = {
     {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 1, 0}, /* 2 ranks, one node */
     {PCCL_COLL_EXSCAN, 8 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_RECDBL, 0, 1},
     {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 0, 0},
+    /* All-gatherv (blocks of unequal size; equal ones run as an all-gather):
+     * the all-gather's rows, on one node and not. */
+    {PCCL_COLL_ALLGATHERV, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHERV_SEG, 1, 0},
+    {PCCL_COLL_ALLGATHERV, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHERV_SEG, 1, 0},
+    {PCCL_COLL_ALLGATHERV, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHERV_BRUCK, 0, 0},
+    {PCCL_COLL_ALLGATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHERV_RING, 0, 0},
 };
 
 /* A rule's size bound on this communicator. */

@@ -527,6 +527,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   pccl_tune_free(&comm->tune);
   free(comm->sel);
   free(comm->memo);
+  free(comm->vblocks);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Comm_free(&comm->mpi);

@@ -29,6 +29,8 @@ struct pccl_comm {
    * config_gen (bumped by whatever changes selection) is the same. */
   struct pccl_call_memo *memo;
   unsigned config_gen;
+  size_t *vblocks; /* an all-gatherv's block offsets and places (coll.c), grown on demand */
+  size_t vblocks_cap;
   char last_algo[80];
   pccl_choice_t last_choice; /* what last_algo names */
   char error[PCCL_ERROR_LEN];

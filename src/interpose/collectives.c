@@ -3,6 +3,7 @@
  * collectives that move data move bytes (PCCL_UINT8), reductions use the
  * pccl type of the datatype, and MPI_IN_PLACE becomes pccl's in-place
  * convention for that collective. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -379,15 +380,119 @@ PCCL_IP_API int MPI_Barrier(MPI_Comm comm) {
   return pccl_ip_finish(&c, pccl_barrier(c.pc), MPI_SUCCESS, NULL);
 }
 
-/* ---- calls pccl does not take: counted, then MPI's ---- */
+/* ---- MPI_Allgatherv ---- */
+
+/* The way of an all-gatherv is decided from recvcounts and recvtype, which
+ * MPI makes alike on every rank (displs may differ from rank to rank). */
+static pccl_ip_reason_t v_reason(const int counts[], const int displs[], MPI_Datatype t,
+                                 MPI_Comm comm) {
+  int size = 0;
+  if (!counts || !displs || t == MPI_DATATYPE_NULL || comm == MPI_COMM_NULL ||
+      PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+    return PCCL_IP_INVALID;
+  for (int i = 0; i < size; i++)
+    if (counts[i] < 0) return PCCL_IP_INVALID;
+  return PCCL_IP_TAKEN;
+}
+
+/* An all-gatherv in bytes: each rank's block size, and where it lands
+ * relative to `base` (the lowest displacement, which MPI lets be negative). */
+typedef struct {
+  size_t *count, *at; /* per rank, bytes */
+  char *base;
+  size_t mine;        /* this rank's block: count[rank] */
+} vbytes_t;
+
+/* Scales MPI's counts and displacements (elements of `esize` bytes placed
+ * `extent` bytes apart) to bytes; MPI_ERR_COUNT when they overflow. */
+static int v_bytes(vbytes_t *v, int p, int rank, const int counts[], const int displs[], void *recv,
+                   size_t esize, size_t extent) {
+  long long low = 0;
+  for (int i = 0; i < p; i++)
+    if (i == 0 || displs[i] < low) low = displs[i];
+  for (int i = 0; i < p; i++) {
+    size_t n = (size_t)counts[i], d = (size_t)((long long)displs[i] - low);
+    if ((esize && n > SIZE_MAX / esize) || (extent && d > SIZE_MAX / extent)) return MPI_ERR_COUNT;
+    v->count[i] = n * esize;
+    v->at[i] = d * extent;
+  }
+  v->base = (char *)recv + low * (long long)extent;
+  v->mine = v->count[rank];
+  return MPI_SUCCESS;
+}
+
+/* A receive type that is not plain: the blocks are gathered packed into a
+ * copy, then each is unpacked at its displacement (in place, this rank's
+ * block is packed in first). */
+static pccl_status_t v_through_copy(pccl_ip_call_t *c, const vbytes_t *v, const void *send,
+                                    void *recvbuf, const int counts[], const int displs[],
+                                    MPI_Datatype t, MPI_Aint extent, int *rc) {
+  size_t total = 0, mine_at = 0;
+  for (int i = 0; i < c->size; i++) {
+    if (i == c->rank) mine_at = total;
+    total += v->count[i];
+  }
+  char *copy = malloc(total ? total : 1);
+  if (!copy) return *rc = MPI_ERR_NO_MEM, PCCL_OK;
+  int pos = 0;
+  if (!send && v->mine > INT_MAX) *rc = MPI_ERR_COUNT;
+  else if (!send && v->mine)
+    *rc = PMPI_Pack((char *)recvbuf + displs[c->rank] * extent, counts[c->rank], t, copy + mine_at,
+                    (int)v->mine, &pos, c->comm);
+  pccl_status_t st = PCCL_OK;
+  if (*rc == MPI_SUCCESS)
+    st = pccl_allgatherv(send ? send : copy + mine_at, copy, v->count, NULL, PCCL_UINT8, c->pc);
+  size_t off = 0;
+  for (int i = 0; st == PCCL_OK && *rc == MPI_SUCCESS && i < c->size; off += v->count[i++]) {
+    pos = 0;
+    if (counts[i] && v->count[i] > INT_MAX) *rc = MPI_ERR_COUNT; /* PMPI_Unpack's int size */
+    else if (counts[i])
+      *rc = PMPI_Unpack(copy + off, (int)v->count[i], &pos, (char *)recvbuf + displs[i] * extent,
+                        counts[i], t, c->comm);
+  }
+  free(copy);
+  return st;
+}
 
 PCCL_IP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                void *recvbuf, const int recvcounts[], const int displs[],
                                MPI_Datatype recvtype, MPI_Comm comm) {
-  pccl_ip_pass(PCCL_IP_ALLGATHERV);
-  return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                         comm);
+  pccl_ip_call_t c;
+  int inplace = sendbuf == MPI_IN_PLACE;
+  pccl_ip_reason_t why = v_reason(recvcounts, displs, recvtype, comm);
+  if (why == PCCL_IP_TAKEN && !inplace) why = move_reason(sendcount, sendtype, 0, recvtype);
+  if (!pccl_ip_start(&c, PCCL_IP_ALLGATHERV, comm, why))
+    return c.rc ? c.rc : PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                         recvtype, comm);
+  MPI_Aint lb = 0, extent = 0;
+  size_t esize = pccl_ip_bytes(1, recvtype), p = (size_t)c.size;
+  int plain = pccl_ip_plain(recvtype);
+  if (PMPI_Type_get_extent(recvtype, &lb, &extent) != MPI_SUCCESS || extent < 0)
+    return pccl_ip_finish(&c, PCCL_OK, MPI_ERR_TYPE, "recvtype has no extent");
+  size_t small[2 * 64], *arrays = p <= 64 ? small : malloc(2 * p * sizeof *arrays);
+  if (!arrays) return pccl_ip_finish(&c, PCCL_OK, MPI_ERR_NO_MEM, "out of memory");
+  vbytes_t v = {arrays, arrays + p, NULL, 0};
+  int rc = v_bytes(&v, c.size, c.rank, recvcounts, displs, recvbuf, esize,
+                   plain ? esize : (size_t)extent);
+  bufs_t b = {.rc = rc};
+  pccl_status_t st = PCCL_OK;
+  if (rc == MPI_SUCCESS && !inplace && pccl_ip_bytes((size_t)sendcount, sendtype) != v.mine) {
+    if (arrays != small) free(arrays);
+    return size_mismatch(&c);
+  }
+  if (rc == MPI_SUCCESS)
+    bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype, NULL, 0, recvtype, 0, 1);
+  if (b.rc == MPI_SUCCESS && plain)
+    st = pccl_allgatherv(inplace ? v.base + v.at[c.rank] : b.send.bytes, v.base, v.count, v.at,
+                         PCCL_UINT8, c.pc);
+  else if (b.rc == MPI_SUCCESS)
+    c.copied = 1, st = v_through_copy(&c, &v, inplace ? NULL : b.send.bytes, recvbuf, recvcounts,
+                                      displs, recvtype, extent, &b.rc);
+  if (arrays != small) free(arrays);
+  return bufs_close(&c, &b, st, 0);
 }
+
+/* ---- calls pccl does not take: counted, then MPI's ---- */
 
 PCCL_IP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, const int recvcounts[], const int displs[],

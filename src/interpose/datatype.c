@@ -185,6 +185,8 @@ static size_t bytes_of(size_t count, MPI_Count size) {
   return count * (size_t)size;
 }
 
+int pccl_ip_plain(MPI_Datatype dt) { return plain_size(dt) > 0; }
+
 size_t pccl_ip_bytes(size_t count, MPI_Datatype dt) {
   MPI_Count size = plain_size(dt);
   if (size < 0 &&

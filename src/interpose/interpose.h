@@ -22,7 +22,7 @@
 
 #define PCCL_IP_API __attribute__((visibility("default")))
 
-/* The MPI functions the interposer defines: the twelve pccl can run, then
+/* The MPI functions the interposer defines: the thirteen pccl can run, then
  * those it only counts on their way to MPI. */
 #define PCCL_IP_CALL_MAP(X)                                  \
   X(ALLGATHER, "MPI_Allgather")                              \
@@ -63,7 +63,7 @@ typedef enum {
   X(DATATYPE, "datatype", "a reduction on a datatype pccl has not (derived, long double, complex, ...)") \
   X(OP, "op", "an op pccl has not (user-defined, MPI_REPLACE, MPI_NO_OP)")               \
   X(UNDEFINED, "undefined", "an op MPI does not define on the datatype (left to MPI to answer)") \
-  X(COUNTS, "counts", "unequal recvcounts")                                              \
+  X(COUNTS, "counts", "unequal recvcounts (MPI_Reduce_scatter)")                        \
   X(NOT_HANDLED, "not-handled", "a call pccl does not take (v-variant, non-blocking)")
 
 typedef enum {
@@ -135,5 +135,8 @@ int pccl_ip_store(pccl_ip_buf_t *b, MPI_Comm comm);
 void pccl_ip_release(pccl_ip_buf_t *b);
 /* Bytes of `count` elements of `dt`; 0 on an invalid datatype. */
 size_t pccl_ip_bytes(size_t count, MPI_Datatype dt);
+/* Whether elements of dt lie back to back as their bytes (a predefined
+ * type without padding), so that counts and displacements scale to bytes. */
+int pccl_ip_plain(MPI_Datatype dt);
 
 #endif /* PCCL_INTERPOSE_H */

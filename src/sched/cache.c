@@ -2,12 +2,19 @@
  * far less than the smallest collective. */
 #include "cache.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int same(const pccl_sched_key_t *a, const pccl_sched_key_t *b) {
   return a->coll == b->coll && a->algo == b->algo && a->k == b->k && a->root == b->root &&
          a->inplace == b->inplace && a->avg == b->avg && a->count == b->count &&
-         a->elem_size == b->elem_size;
+         a->elem_size == b->elem_size && a->nblocks == b->nblocks &&
+         (!a->nblocks || memcmp(a->blocks, b->blocks, a->nblocks * sizeof(size_t)) == 0);
+}
+
+static void entry_free(pccl_sched_entry_t *e) {
+  pccl_sched_free(&e->sched);
+  free((void *)e->key.blocks);
 }
 
 const pccl_sched_t *pccl_cache_find(pccl_sched_cache_t *c, const pccl_sched_key_t *key) {
@@ -28,8 +35,16 @@ const pccl_sched_t *pccl_cache_insert(pccl_sched_cache_t *c, const pccl_sched_ke
   for (int i = 1; i < PCCL_SCHED_CACHE_SIZE; i++)
     if (c->e[i].used < c->e[victim].used) victim = i;
   pccl_sched_entry_t *e = &c->e[victim];
-  if (e->used) pccl_sched_free(&e->sched);
+  if (e->used) entry_free(e);
+  e->used = 0;
+  size_t *blocks = NULL;
+  if (key->nblocks && !(blocks = malloc(key->nblocks * sizeof(size_t)))) {
+    pccl_sched_free(s);
+    return NULL;
+  }
+  if (blocks) memcpy(blocks, key->blocks, key->nblocks * sizeof(size_t));
   e->key = *key;
+  e->key.blocks = blocks;
   e->sched = *s;
   e->used = ++c->clock;
   memset(s, 0, sizeof(*s));
@@ -38,6 +53,6 @@ const pccl_sched_t *pccl_cache_insert(pccl_sched_cache_t *c, const pccl_sched_ke
 
 void pccl_cache_clear(pccl_sched_cache_t *c) {
   for (int i = 0; i < PCCL_SCHED_CACHE_SIZE; i++)
-    if (c->e[i].used) pccl_sched_free(&c->e[i].sched);
+    if (c->e[i].used) entry_free(&c->e[i]);
   memset(c, 0, sizeof(*c));
 }

@@ -9,6 +9,10 @@
 typedef struct {
   int coll, algo, k, root, inplace, avg;
   size_t count, elem_size;
+  /* blocks of unequal size (all-gatherv): nblocks offsets and places, the
+   * caller's on lookup, the entry's own copy once inserted; NULL: none */
+  const size_t *blocks;
+  size_t nblocks;
 } pccl_sched_key_t;
 
 #define PCCL_SCHED_CACHE_SIZE 64
@@ -27,7 +31,9 @@ typedef struct {
 
 /* The cached schedule for key, or NULL. */
 const pccl_sched_t *pccl_cache_find(pccl_sched_cache_t *c, const pccl_sched_key_t *key);
-/* Takes ownership of *s (evicting the least recently used entry if full). */
+/* Takes ownership of *s (evicting the least recently used entry if full)
+ * and copies key->blocks; NULL when that copy cannot be made (*s is then
+ * freed). */
 const pccl_sched_t *pccl_cache_insert(pccl_sched_cache_t *c, const pccl_sched_key_t *key,
                                       pccl_sched_t *s);
 void pccl_cache_clear(pccl_sched_cache_t *c);

@@ -1,4 +1,4 @@
-/* test_dropin.c - a plain MPI program (no pccl in it) that runs the ten
+/* test_dropin.c - a plain MPI program (no pccl in it) that runs the
  * collectives libpccl_mpi.so intercepts over every datatype it maps, every
  * op, several sizes, in place and not, plus the cases that must fall back
  * or go through a copy; each result is checked against a reference computed
@@ -415,6 +415,41 @@ static void test_moves(size_t n, movetype_t mt, int inplace, int salt) {
   free(send), free(recv), free(want);
 }
 
+/* MPI_Allgatherv: rank r gives 0 (r % 3 == 1), n or 2n elements; the
+ * blocks lie packed, or in reverse rank order with a gap of one element
+ * before each, which must keep its fill. */
+static void test_allgatherv(size_t n, movetype_t mt, int inplace, int salt) {
+  MPI_Count sz;
+  MPI_Type_size_x(mt.dt, &sz);
+  size_t P = (size_t)nranks, es = (size_t)sz;
+  int *counts = malloc(sizeof(int) * P), *displs = malloc(sizeof(int) * P);
+  for (int gapped = 0; gapped < 2; gapped++) {
+    size_t at = 0;
+    for (size_t r = 0; r < P; r++) counts[r] = r % 3 == 1 ? 0 : (int)(n * (r % 2 + 1));
+    for (size_t k = 0; k < P; k++) {
+      size_t r = gapped ? P - 1 - k : k;
+      at += (size_t)gapped;
+      displs[r] = (int)at;
+      at += (size_t)counts[r];
+    }
+    unsigned char *send = malloc(2 * n * es + 1), *recv = malloc(at * es + 1), *want = malloc(at * es + 1);
+    memset(want, 0xEE, at * es);
+    for (size_t r = 0; r < P; r++) pattern(want + (size_t)displs[r] * es, (size_t)counts[r] * es, r + 400, salt);
+    memset(recv, 0xEE, at * es);
+    unsigned char *mine = want + (size_t)displs[rank] * es;
+    if (inplace) memcpy(recv + (size_t)displs[rank] * es, mine, (size_t)counts[rank] * es);
+    else memcpy(send, mine, (size_t)counts[rank] * es);
+    char what[160];
+    snprintf(what, sizeof what, "allgatherv %s n=%zu%s%s", mt.name, n, gapped ? " gapped" : "",
+             inplace ? " in place" : "");
+    check_rc(what, MPI_Allgatherv(inplace ? MPI_IN_PLACE : send, counts[rank], mt.dt, recv, counts,
+                                  displs, mt.dt, MPI_COMM_WORLD));
+    check(what, recv, want, at * es);
+    free(send), free(recv), free(want);
+  }
+  free(counts), free(displs);
+}
+
 /* ---- MAXLOC and MINLOC on the pair types ---- */
 
 /* Rank r's pair i: values in -3..3 and indices in -4..4, so equal values
@@ -562,6 +597,29 @@ static void test_fallbacks(void) {
   check_rc("allgatherv", MPI_Allgatherv(mine, rank + 1, MPI_INT, gv, counts, displs, MPI_INT,
                                         MPI_COMM_WORLD));
   check("allgatherv", gv, gw, sizeof(int) * (size_t)total);
+
+  /* MPI_Allgatherv through a copy: the blocks received as a type of one
+   * int followed by a hole of one (resized), so every other int is written;
+   * and with displacements counted back from the end of the buffer (the
+   * first negative), so that recvbuf points past its start. */
+  MPI_Datatype holed;
+  MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &holed);
+  MPI_Type_commit(&holed);
+  int *hv = malloc(sizeof(int) * 2 * (size_t)total), *hw = malloc(sizeof(int) * 2 * (size_t)total);
+  for (int i = 0; i < 2 * total; i++) hv[i] = hw[i] = -1;
+  for (int r = 0; r < nranks; r++)
+    for (int i = 0; i <= r; i++) hw[2 * (displs[r] + i)] = r * 100 + i;
+  check_rc("allgatherv holed", MPI_Allgatherv(mine, rank + 1, MPI_INT, hv, counts, displs, holed,
+                                              MPI_COMM_WORLD));
+  check("allgatherv holed", hv, hw, sizeof(int) * 2 * (size_t)total);
+  MPI_Type_free(&holed);
+  int *from_end = malloc(sizeof(int) * P);
+  for (int r = 0; r < nranks; r++) from_end[r] = displs[r] - total;
+  for (int i = 0; i < total; i++) gv[i] = -1;
+  check_rc("allgatherv negative displs", MPI_Allgatherv(mine, rank + 1, MPI_INT, gv + total, counts,
+                                                        from_end, MPI_INT, MPI_COMM_WORLD));
+  check("allgatherv negative displs", gv, gw, sizeof(int) * (size_t)total);
+  free(hv), free(hw), free(from_end);
 
   /* MPI_Reduce_scatter with unequal counts (rank r gets r+1 ints). */
   int *rs = malloc(sizeof(int) * (size_t)total), rsr[16], rsw[16];
@@ -721,7 +779,10 @@ int main(int argc, char **argv) {
     for (int inplace = 0; inplace < 2; inplace++) test_pairs(sizes[si], inplace, salt++);
   for (int si = 0; si < nsizes; si++)
     for (size_t m = 0; m < sizeof moves / sizeof moves[0]; m++)
-      for (int inplace = 0; inplace < 2; inplace++) test_moves(sizes[si], moves[m], inplace, salt++);
+      for (int inplace = 0; inplace < 2; inplace++) {
+        test_moves(sizes[si], moves[m], inplace, salt++);
+        test_allgatherv(sizes[si], moves[m], inplace, salt++);
+      }
   test_fallbacks();
   test_barrier();
 

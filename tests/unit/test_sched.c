@@ -2,7 +2,8 @@
  * one process over the in-memory transport (no MPI), for every rank count
  * from 1 to 64, several counts, in-place and out-of-place, every root
  * position that matters, and with messages split into small pieces, on
- * int32 sums (and the pipelined scan chain at several pieces); the reductions again on 16-byte (double, int) pairs under
+ * int32 sums (and the pipelined scan chain at several pieces; the
+ * all-gatherv's blocks of unequal size, packed or placed apart); the reductions again on 16-byte (double, int) pairs under
  * MAXLOC, for an element size and an op of another kind. Each
  * result is checked against a reference computed here from the inputs. The
  * in-memory transport is rendezvous-only, so a schedule that would deadlock
@@ -82,6 +83,38 @@ static const elem_t pair_max = {"double_int maxloc", sizeof(pccl_double_int_t), 
                                 pair_maxloc, pair_same, PCCL_DOUBLE_INT, PCCL_MAXLOC};
 static const elem_t *g_elem = &int32_sum; /* the current pass's */
 
+/* An all-gatherv's blocks: rank r's count, the packed offsets, where each
+ * lands in recvbuf (packed: at boff[r]) and recvbuf's length. Bytes
+ * between blocks must keep the fill (0xDE). */
+#define MAXP 64
+typedef struct {
+  size_t count[MAXP], boff[MAXP + 1], place[MAXP], extent;
+  int packed;
+} vlay_t;
+static const vlay_t *g_v; /* the current all-gatherv case's, NULL otherwise */
+
+/* Counts by pattern: 0 ramp with zeros (r % 3 == 1 gives none), 1 one
+ * rank holds almost all, 2 equal; base scales them. Places: packed, or in
+ * reverse rank order with a gap of 2 elements before each block. */
+static void vlay_make(vlay_t *v, int p, int pattern, size_t base, int packed) {
+  v->boff[0] = 0;
+  for (int r = 0; r < p; r++) {
+    v->count[r] = pattern == 0 ? (r % 3 == 1 ? 0 : base * (size_t)(r % 4 + 1))
+                  : pattern == 1 ? (r == p / 2 ? base * 9 : r % 2)
+                                 : base;
+    v->boff[r + 1] = v->boff[r] + v->count[r];
+  }
+  v->packed = packed;
+  v->extent = 0;
+  size_t at = 0;
+  for (int r = p - 1; r >= 0; r--) {
+    v->place[r] = packed ? v->boff[r] : (at += 2);
+    if (!packed) at += v->count[r];
+  }
+  for (int r = 0; r < p; r++)
+    if (v->place[r] + v->count[r] > v->extent) v->extent = v->place[r] + v->count[r];
+}
+
 /* Element i of a buffer of the current type. */
 static unsigned char *at(void *base, size_t i) { return (unsigned char *)base + i * g_elem->size; }
 
@@ -106,9 +139,29 @@ static int rooted(pccl_coll_t c) {
 
 /* Lays out one rank's buffers as a user would, in place or not, and fills
  * the input. */
+static void setup_v(rank_bufs_t *b, int rank, int inplace) {
+  size_t es = g_elem->size, n = g_v->count[rank];
+  b->send_elems = n;
+  b->recv_elems = g_v->extent;
+  b->own_recv = b->recv = malloc((b->recv_elems ? b->recv_elems : 1) * es);
+  memset(b->recv, 0xDE, b->recv_elems * es);
+  if (inplace) {
+    b->send = at(b->recv, g_v->place[rank]);
+    b->send_in_recv = (long long)g_v->place[rank];
+    b->aliased = 1;
+  } else {
+    b->own_send = b->send = malloc((n ? n : 1) * es);
+  }
+  for (size_t i = 0; i < n; i++) g_elem->input(rank, i, at(b->send, i));
+}
+
 static void setup(rank_bufs_t *b, pccl_coll_t coll, int p, int rank, int root, size_t c,
                   int inplace) {
   memset(b, 0, sizeof(*b));
+  if (g_v) {
+    setup_v(b, rank, inplace);
+    return;
+  }
   b->send_elems = blocks_in(coll) ? c * (size_t)p : c;
   b->recv_elems = blocks_out(coll) ? c * (size_t)p : c;
   int uses_recv = !((coll == PCCL_COLL_REDUCE || coll == PCCL_COLL_GATHER) && rank != root) &&
@@ -141,6 +194,15 @@ static void setup(rank_bufs_t *b, pccl_coll_t coll, int p, int rank, int root, s
 
 /* Expected output element i of `rank`, into dst. */
 static void expected(pccl_coll_t coll, int p, int rank, int root, size_t c, size_t i, void *dst) {
+  if (g_v) { /* the block that holds i, else the fill */
+    for (int b = 0; b < p; b++)
+      if (i >= g_v->place[b] && i < g_v->place[b] + g_v->count[b]) {
+        g_elem->input(b, i - g_v->place[b], dst);
+        return;
+      }
+    memset(dst, 0xDE, g_elem->size);
+    return;
+  }
   switch (coll) {
     case PCCL_COLL_ALLGATHER: g_elem->input((int)(i / c), i % c, dst); return;
     case PCCL_COLL_REDUCE_SCATTER: g_elem->reduced(p, (size_t)rank * c + i, dst); return;
@@ -268,7 +330,8 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
   for (int r = 0; ok && r < p; r++) {
     setup(&bufs[r], al->coll, p, r, root, c, inplace);
     pccl_sb_t *sb;
-    pccl_coll_args_t a = {al->coll, p, r, root, c, bufs[r].aliased, &topo, lay.intra, g_k};
+    pccl_coll_args_t a = {al->coll, p, r, root, c, bufs[r].aliased, &topo, lay.intra, g_k,
+                          g_v ? g_v->boff : NULL, g_v && !g_v->packed ? g_v->place : NULL};
     ok = pccl_sb_create(p, r, g_elem->size, bufs[r].aliased, bufs[r].send_in_recv, max_msg, &sb) == PCCL_OK;
     if (ok && al->generate(sb, &a) != PCCL_OK) {
       pccl_sb_destroy(sb);
@@ -277,7 +340,7 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
     if (ok) ok = pccl_sb_finish(sb, &sched[r]) == PCCL_OK;
     if (!ok) printf("FAIL %s/%s p=%d rank=%d: schedule generation\n", pccl_coll_name(al->coll), al->name, p, r);
     /* coll.c skips PCCL_MAX_SCRATCH's agreement below this bound */
-    size_t largest = blocks_of(al->coll) ? c * (size_t)p : c;
+    size_t largest = g_v ? g_v->extent : blocks_of(al->coll) ? c * (size_t)p : c;
     if (ok && sched[r].tmp_elems > PCCL_TMP_FACTOR_MAX * (largest ? largest : 1)) {
       printf("FAIL %s/%s:%d p=%d rank=%d count=%zu: TMP of %zu elements exceeds PCCL_TMP_FACTOR_MAX x %zu\n",
              pccl_coll_name(al->coll), al->name, g_k, p, r, c, sched[r].tmp_elems, largest);
@@ -361,6 +424,24 @@ static void run_sweep(const pccl_algo_t *al, int p, layout_t lay) {
   run_case(al, p, lay, p - 1, 10, 1, 3 * sizeof(int32_t), &pccl_mem_transport_staged);
 }
 
+/* An all-gatherv's cases: uneven counts with zeros, one rank holding
+ * nearly all, equal counts; packed and placed apart (reverse order, gaps);
+ * in place or not; messages split into pieces of 3 elements; through host
+ * staging. */
+static void run_v(const pccl_algo_t *al, int p, layout_t lay) {
+  vlay_t v;
+  for (int pattern = 0; pattern < 3; pattern++)
+    for (int packed = 0; packed < 2; packed++)
+      for (int inplace = 0; inplace < 2; inplace++) {
+        vlay_make(&v, p, pattern, pattern == 1 ? 3 : 2, packed);
+        g_v = &v;
+        run_case(al, p, lay, 0, 0, inplace, (size_t)1 << 30, &pccl_mem_transport);
+        if (pattern == 0) run_case(al, p, lay, 0, 0, inplace, 3 * sizeof(int32_t), &pccl_mem_transport_staged);
+        if (pattern == 1) run_case(al, p, lay, 0, 0, inplace, (size_t)1 << 30, &pccl_stage_transport);
+        g_v = NULL;
+      }
+}
+
 /* The reductions on pairs: a few counts in and out of place, the last rank
  * as root, and messages split into pieces of two pairs. */
 static void run_pairs(const pccl_algo_t *al, int p, layout_t lay) {
@@ -431,6 +512,10 @@ int main(int argc, char **argv) {
       for (size_t li = 0; li < (hier ? sizeof layouts / sizeof layouts[0] : 1); li++)
         for (int p = 1; p <= max_p; p++) {
           if (al->kset && p > 24 && p != 27 && p != 32 && p != 48 && p != 63 && p != 64) continue;
+          if (al->coll == PCCL_COLL_ALLGATHERV) {
+            run_v(al, p, layouts[li]);
+            continue;
+          }
           run_sweep(al, p, layouts[li]);
           if (al->generate == pccl_gen_scan_chain && p <= 6) run_pieces(al, p, layouts[li]);
           if (!reduces) continue;

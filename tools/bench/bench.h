@@ -34,7 +34,11 @@ typedef struct {
 typedef struct {
   pccl_coll_t coll;
   const char *forced_algo; /* NULL: automatic selection */
-  size_t count;            /* the count argument pccl and MPI get */
+  size_t count;            /* the count argument pccl and MPI get (all-gatherv: the mean) */
+  /* all-gatherv: every rank's count (allgatherv_counts), and MPI's int
+   * counts and packed displacements */
+  const size_t *vcounts;
+  const int *mcounts, *mdispls;
 } bench_case_t;
 
 /* ---- device.c (--mem cuda) ---------------------------------------------- */
@@ -64,6 +68,11 @@ double bus_factor(pccl_coll_t coll, int nranks);
 /* Elements of the send and receive buffers a call with `count` uses. */
 size_t send_elements(pccl_coll_t coll, size_t count, int nranks);
 size_t recv_elements(pccl_coll_t coll, size_t count, int nranks);
+
+/* An all-gatherv's counts: a ramp, rank r's count about 2 (r + 1) / (p + 1)
+ * times the mean, summing to exactly nranks x mean (the largest near twice
+ * the mean, the smallest near 2 / (p + 1) of it). */
+void allgatherv_counts(size_t mean, int nranks, size_t *counts);
 
 /* The algorithms registered for `coll` (free the array, not the names). */
 const char **registered_algorithms(pccl_coll_t coll, int *count);

@@ -61,7 +61,14 @@ double bus_factor(pccl_coll_t coll, int nranks) {
   }
 }
 
+void allgatherv_counts(size_t mean, int nranks, size_t *counts) {
+  size_t left = mean * (size_t)nranks, p = (size_t)nranks;
+  for (size_t r = 0; r + 1 < p; r++) left -= counts[r] = mean * 2 * (r + 1) / (p + 1);
+  counts[p - 1] = left;
+}
+
 size_t send_elements(pccl_coll_t coll, size_t count, int nranks) {
+  if (coll == PCCL_COLL_ALLGATHERV) return nranks > 1 ? 2 * count : count; /* the largest block */
   bool whole = coll == PCCL_COLL_REDUCE_SCATTER || coll == PCCL_COLL_SCATTER ||
                coll == PCCL_COLL_ALLTOALL;
   return whole ? (size_t)nranks * count : count;
@@ -69,7 +76,7 @@ size_t send_elements(pccl_coll_t coll, size_t count, int nranks) {
 
 size_t recv_elements(pccl_coll_t coll, size_t count, int nranks) {
   bool whole = coll == PCCL_COLL_ALLGATHER || coll == PCCL_COLL_GATHER ||
-               coll == PCCL_COLL_ALLTOALL;
+               coll == PCCL_COLL_ALLTOALL || coll == PCCL_COLL_ALLGATHERV;
   return whole ? (size_t)nranks * count : count;
 }
 
@@ -133,6 +140,7 @@ pccl_status_t run_pccl(const bench_t *b, const bench_case_t *c) {
   case PCCL_COLL_GATHER: return pccl_gather(send, recv, count, dtype, root, b->comm);
   case PCCL_COLL_SCAN: return pccl_scan(send, recv, count, dtype, op, b->comm);
   case PCCL_COLL_EXSCAN: return pccl_exscan(send, recv, count, dtype, op, b->comm);
+  case PCCL_COLL_ALLGATHERV: return pccl_allgatherv(send, recv, c->vcounts, NULL, dtype, b->comm);
   default: return pccl_alltoall(send, recv, count, dtype, b->comm); /* alltoall */
   }
 }
@@ -161,6 +169,9 @@ void run_mpi(const bench_t *b, const bench_case_t *c) {
   case PCCL_COLL_GATHER: MPI_Gather(send, count, type, recv, count, type, root, world); break;
   case PCCL_COLL_SCAN: MPI_Scan(send, recv, count, type, op, world); break;
   case PCCL_COLL_EXSCAN: MPI_Exscan(send, recv, count, type, op, world); break;
+  case PCCL_COLL_ALLGATHERV:
+    MPI_Allgatherv(send, c->mcounts[b->rank], type, recv, c->mcounts, c->mdispls, type, world);
+    break;
   default: MPI_Alltoall(send, count, type, recv, count, type, world); break; /* alltoall */
   }
 }
@@ -168,7 +179,7 @@ void run_mpi(const bench_t *b, const bench_case_t *c) {
 /* Whether MPI can run the same call: n/a for float16/bfloat16 reductions,
  * avg, and counts beyond an int. */
 bool mpi_available(const bench_t *b, const bench_case_t *c) {
-  if (!b->opts.with_mpi || c->count > INT_MAX) return false;
+  if (!b->opts.with_mpi || c->count > INT_MAX / 2 || (size_t)b->nranks * c->count > INT_MAX) return false;
   if (!is_reduction(c->coll)) return true;
   return mpi_datatype(b->opts.dtype, true) != MPI_DATATYPE_NULL &&
          mpi_op(b->opts.op) != MPI_OP_NULL;

@@ -222,7 +222,21 @@ static void benchmark_size(bench_t *b, pccl_coll_t coll, const char *forced_algo
   bench_case_t c = {.coll = coll, .forced_algo = forced_algo,
                     .count = bytes / (multiplier * elem_size)};
   if (c.count == 0) return;
-  if (!first_call_supported(b, &c, bytes)) return;
+  size_t p = (size_t)b->nranks, *vcounts = NULL;
+  int *mcounts = NULL;
+  if (coll == PCCL_COLL_ALLGATHERV) {
+    vcounts = malloc(p * sizeof *vcounts);
+    mcounts = malloc(2 * p * sizeof *mcounts);
+    if (!vcounts || !mcounts) abort_on_pccl_error(NULL, PCCL_ERR_NO_MEMORY, "allocating counts");
+    allgatherv_counts(c.count, b->nranks, vcounts);
+    for (size_t r = 0, at = 0; r < p; at += vcounts[r++])
+      mcounts[r] = (int)vcounts[r], mcounts[p + r] = (int)at; /* fits: mpi_available says when */
+    c.vcounts = vcounts, c.mcounts = mcounts, c.mdispls = mcounts + p;
+  }
+  if (!first_call_supported(b, &c, bytes)) {
+    free(vcounts), free(mcounts);
+    return;
+  }
   size_result_t result = {.bytes = multiplier * c.count * elem_size,
                           .has_mpi = mpi_available(b, &c)};
   for (int i = 0; i < b->opts.warmup; i++) {
@@ -235,6 +249,7 @@ static void benchmark_size(bench_t *b, pccl_coll_t coll, const char *forced_algo
            pccl_comm_last_algo(b->comm));
   if (result.check == CHECK_FAIL) b->any_check_failed = true;
   report_size(b, &c, &result);
+  free(vcounts), free(mcounts);
 }
 
 /* The algorithms the -a list names, in its order: NULL for "auto", every

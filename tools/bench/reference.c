@@ -200,6 +200,12 @@ static element_t expected_element(const bench_t *b, const bench_case_t *c,
   pccl_dtype_t dtype = b->opts.dtype;
   size_t my_block = (size_t)b->rank * c->count;
   int source_rank = (int)(k / c->count);
+  if (c->coll == PCCL_COLL_ALLGATHERV) { /* the packed blocks: whose holds k */
+    size_t first = 0;
+    int r = 0;
+    while (k >= first + c->vcounts[r]) first += c->vcounts[r++];
+    return small_integer_element(dtype, input_value(dtype, r, k - first));
+  }
   switch (c->coll) {
   case PCCL_COLL_ALLGATHER:
   case PCCL_COLL_GATHER:

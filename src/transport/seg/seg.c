@@ -338,6 +338,31 @@ static pccl_status_t allgather_round(run_t *x, uint64_t n, size_t off, size_t m)
   return st;
 }
 
+/* Elements [off, off + m) of a block of `count`: how many it has there. */
+static size_t within(size_t count, size_t off, size_t m) {
+  return count <= off ? 0 : count - off < m ? count - off : m;
+}
+
+/* The all-gather's round over blocks of their own sizes: each rank's part
+ * holds what its block has of elements [off, off + m), which may be
+ * nothing; every part is published and waited for all the same, so the
+ * rounds stay in step on every rank. */
+static pccl_status_t allgatherv_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t bytes = within(c->counts[s->me], off, m) * x->es;
+  const char *mine = in_at(x, c->sendbuf, off);
+  pccl_status_t st = contribute(x, n, mine, bytes, 1, 0);
+  if (st != PCCL_OK) return st;
+  if (!c->inplace && bytes) memcpy(out_at(x, c->recvbuf, c->places[s->me] + off), mine, bytes);
+  for (int r = 0; r < s->n && st == PCCL_OK; r++) {
+    bytes = within(c->counts[r], off, m) * x->es;
+    if (r == s->me || (st = wait_part(s, r, n, bytes, x->digest, &x->w)) != PCCL_OK) continue;
+    if (bytes) memcpy(out_at(x, c->recvbuf, c->places[r] + off), part(s, r, n, bytes), bytes);
+  }
+  return st;
+}
+
 static pccl_status_t broadcast_round(run_t *x, uint64_t n, size_t off, size_t m) {
   const pccl_seg_call_t *c = x->c;
   pccl_seg_t *s = x->s;
@@ -387,6 +412,7 @@ static const seg_coll_t colls[PCCL_COLL_COUNT] = {
     [PCCL_COLL_REDUCE] = {reduce_round, 0, 1},
     [PCCL_COLL_SCAN] = {scan_round, 0, 1},
     [PCCL_COLL_EXSCAN] = {scan_round, 0, 1},
+    [PCCL_COLL_ALLGATHERV] = {allgatherv_round, 0, 1},
 };
 static const seg_coll_t allreduce_split = {allreduce_split_round, 0, 2};
 
@@ -423,12 +449,15 @@ static pccl_status_t run_rounds(run_t *x, const seg_coll_t *k) {
 int pccl_seg_runs(pccl_coll_t coll) { return (unsigned)coll < PCCL_COLL_COUNT && colls[coll].round; }
 
 /* Everything a peer's call must agree with, in 64 bits. */
-static uint64_t digest_of(const pccl_seg_call_t *c) {
-  uint64_t reduces = c->coll != PCCL_COLL_ALLGATHER && c->coll != PCCL_COLL_BROADCAST;
+static uint64_t digest_of(const pccl_seg_call_t *c, int nranks) {
+  uint64_t reduces = c->coll != PCCL_COLL_ALLGATHER && c->coll != PCCL_COLL_BROADCAST &&
+                     c->coll != PCCL_COLL_ALLGATHERV;
   uint64_t rooted = c->coll == PCCL_COLL_BROADCAST || c->coll == PCCL_COLL_REDUCE;
   uint64_t h = (uint64_t)c->count * 0x9E3779B97F4A7C15ull;
   h ^= ((uint64_t)c->coll << 56) | ((uint64_t)c->dtype << 48) |
        ((reduces ? (uint64_t)c->op : 0xff) << 40) | (rooted ? (uint32_t)c->root : 0);
+  for (int r = 0; c->coll == PCCL_COLL_ALLGATHERV && r < nranks; r++)
+    h = (h ^ c->counts[r]) * 0x100000001B3ull; /* the counts, which every rank passes alike */
   return h;
 }
 
@@ -438,7 +467,7 @@ pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
     snprintf(why, whylen, "the node segment does not run %s", pccl_coll_name(call->coll));
     return PCCL_ERR_UNSUPPORTED;
   }
-  run_t x = {s, call, pccl_dtype_size(call->dtype), digest_of(call),
+  run_t x = {s, call, pccl_dtype_size(call->dtype), digest_of(call, s->n),
              pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}};
   pccl_status_t st = run_rounds(&x, coll_of(s, call, x.es));
   /* out of step from now on: tell the peers, whose waits would otherwise

@@ -63,6 +63,9 @@ typedef struct {
   pccl_op_t op;
   int root;
   int inplace; /* sendbuf is the in-place part of recvbuf */
+  /* all-gatherv: every rank's count and the place of its block in recvbuf
+   * (elements); count is then the largest of the counts */
+  const size_t *counts, *places;
 } pccl_seg_call_t;
 
 /* Whether the segment runs this collective at all. */

@@ -1,0 +1,197 @@
+/* test_allgatherv.c - pccl_allgatherv over MPI: blocks of unequal size
+ * (zeros on some ranks, one rank holding nearly all, equal counts, all
+ * empty), packed (NULL or explicit displacements) or placed apart (reverse
+ * rank order with gaps), in place or not, on several element sizes and
+ * counts that cross the rules' size bounds. Every rank computes every
+ * rank's input itself, so each byte of recvbuf is checked against that
+ * reference: blocks hold their rank's input, the bytes between them keep
+ * their fill. Then the argument errors, which must leave recvbuf alone,
+ * and with --mismatch (run under PCCL_CHECK=1) ranks that pass different
+ * counts.
+ *   mpiexec -n N test_allgatherv [--mismatch] */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pccl.h"
+
+#define FILL 0xDE
+
+static int g_rank, g_size, g_failed, g_passed;
+
+static void expect(int ok, const char *what) {
+  if (ok) {
+    g_passed++;
+    return;
+  }
+  if (++g_failed < 20) printf("rank %d: FAIL %s\n", g_rank, what);
+}
+
+/* Byte b of rank r's element i: any rank can compute it. Kept below 0x40
+ * so that 16-bit floats stay finite (the bytes only move, never add). */
+static uint8_t byte_of(int r, size_t i, size_t b) {
+  uint32_t x = (uint32_t)r * 2654435761u ^ (uint32_t)i * 40503u ^ (uint32_t)b * 97u;
+  x ^= x >> 13;
+  return (uint8_t)((x * 0x9E3779B1u) >> 26);
+}
+
+typedef struct {
+  size_t *count, *place; /* per rank, elements */
+  size_t extent;
+  int packed;
+} layout_t;
+
+/* pattern 0: ramp with zeros; 1: one rank nearly all; 2: equal; 3: all
+ * empty; 4: only the last rank. placed: 0 NULL displs, 1 explicit packed,
+ * 2 reverse rank order with a gap of 3 elements before each block. */
+static void make(layout_t *l, int pattern, size_t base, int placed) {
+  size_t at = 0;
+  l->extent = 0;
+  l->packed = placed < 2;
+  for (int r = 0; r < g_size; r++) {
+    size_t n = pattern == 0   ? (r % 3 == 1 ? 0 : base * (size_t)(r % 4 + 1))
+               : pattern == 1 ? (r == g_size / 2 ? base * 9 : (size_t)(r % 2))
+               : pattern == 2 ? base
+               : pattern == 3 ? 0
+                              : (r == g_size - 1 ? base : 0);
+    l->count[r] = n;
+    l->place[r] = at;
+    at += n;
+  }
+  if (placed == 2) {
+    at = 0;
+    for (int r = g_size - 1; r >= 0; r--) {
+      l->place[r] = at + 3;
+      at += 3 + l->count[r];
+    }
+  }
+  for (int r = 0; r < g_size; r++)
+    if (l->count[r] && l->place[r] + l->count[r] > l->extent) l->extent = l->place[r] + l->count[r];
+}
+
+static void one(pccl_comm_t *comm, pccl_dtype_t t, int pattern, size_t base, int placed, int inplace) {
+  size_t es = pccl_dtype_size(t);
+  size_t count[64], place[64];
+  layout_t l = {count, place, 0, 0};
+  make(&l, pattern, base, placed);
+  size_t rb = l.extent * es, mine = count[g_rank] * es;
+  uint8_t *recv = malloc(rb + es), *send = malloc(mine + es);
+  memset(recv, FILL, rb + es);
+  uint8_t *src = inplace ? recv + place[g_rank] * es : send;
+  for (size_t i = 0; i < count[g_rank]; i++)
+    for (size_t b = 0; b < es; b++) src[i * es + b] = byte_of(g_rank, i, b);
+  pccl_status_t st = pccl_allgatherv(src, recv, count, placed ? place : NULL, t, comm);
+  char what[200];
+  snprintf(what, sizeof what, "%s pattern %d base %zu placed %d%s: %s (%s)", pccl_dtype_name(t),
+           pattern, base, placed, inplace ? " in place" : "", pccl_status_string(st),
+           st == PCCL_OK ? pccl_comm_last_algo(comm) : pccl_last_error(comm));
+  expect(st == PCCL_OK, what);
+  size_t bad = SIZE_MAX;
+  for (size_t i = 0; i < l.extent && bad == SIZE_MAX; i++) {
+    int owner = -1;
+    for (int r = 0; r < g_size; r++)
+      if (i >= place[r] && i < place[r] + count[r]) owner = r;
+    for (size_t b = 0; b < es; b++) {
+      uint8_t want = owner < 0 ? FILL : byte_of(owner, i - place[owner], b);
+      if (recv[i * es + b] != want) bad = i;
+    }
+  }
+  for (size_t b = rb; b < rb + es; b++)
+    if (recv[b] != FILL) bad = l.extent; /* past the last block */
+  if (bad != SIZE_MAX) snprintf(what + strlen(what), sizeof what - strlen(what), ": element %zu", bad);
+  expect(bad == SIZE_MAX, what);
+  free(recv), free(send);
+}
+
+/* Errors, the same on every rank, and recvbuf untouched. */
+static void errors(pccl_comm_t *comm) {
+  size_t p = (size_t)g_size, count[64], place[64];
+  int32_t send[4] = {1, 2, 3, 4}, recv[4 * 64 + 8];
+  for (size_t r = 0; r < p; r++) count[r] = 2, place[r] = 2 * r;
+  count[p - 1] = 3; /* unequal: stays an all-gatherv */
+  memset(recv, FILL, sizeof recv);
+  struct {
+    const char *what, *says;
+    pccl_status_t want;
+    const void *s;
+    void *r;
+    const size_t *c, *d;
+  } cases[] = {
+      {"NULL recvcounts", "recvcounts", PCCL_ERR_INVALID_ARGUMENT, send, recv, NULL, NULL},
+      {"NULL recvbuf", "recvbuf", PCCL_ERR_INVALID_ARGUMENT, send, NULL, count, NULL},
+      {"NULL sendbuf", "sendbuf", PCCL_ERR_INVALID_ARGUMENT, NULL, recv, count, NULL},
+      {"misaligned recvbuf", "aligned", PCCL_ERR_INVALID_ARGUMENT, send, (char *)recv + 1, count, NULL},
+      {"overlapping blocks", "overlap", PCCL_ERR_INVALID_ARGUMENT, send, recv, count, place},
+      {"sendbuf inside recvbuf, not at its block", "in-place", PCCL_ERR_INVALID_ARGUMENT, recv + 1, recv,
+       count, NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (i == 4) place[p - 1] = 2 * (p - 1), place[0] = p > 1 ? 1 : 0; /* rank 0's block runs into rank 1's */
+    if (i == 4 && p == 1) continue;
+    pccl_status_t st = pccl_allgatherv(cases[i].s, cases[i].r, cases[i].c, cases[i].d, PCCL_INT32, comm);
+    char what[200];
+    snprintf(what, sizeof what, "%s: %s (%s)", cases[i].what, pccl_status_string(st), pccl_last_error(comm));
+    expect(st == cases[i].want && strstr(pccl_last_error(comm), cases[i].says), what);
+  }
+  size_t huge[64];
+  for (size_t r = 0; r < p; r++) huge[r] = r + 1 == p ? SIZE_MAX / 2 : 1;
+  pccl_status_t st = pccl_allgatherv(send, recv, huge, NULL, PCCL_INT32, comm);
+  expect(st == PCCL_ERR_OVERFLOW, "counts past PTRDIFF_MAX bytes give PCCL_ERR_OVERFLOW");
+  expect(pccl_allgatherv(send, recv, count, NULL, (pccl_dtype_t)99, comm) == PCCL_ERR_INVALID_DTYPE,
+         "an unknown datatype");
+  int untouched = 1;
+  for (size_t i = 0; i < sizeof recv; i++) untouched &= ((uint8_t *)recv)[i] == FILL;
+  expect(untouched, "a call that fails validation writes nothing to recvbuf");
+  /* zero counts everywhere: nothing to do, NULL buffers allowed */
+  size_t zero[64] = {0};
+  expect(pccl_allgatherv(NULL, NULL, zero, NULL, PCCL_INT32, comm) == PCCL_OK, "all counts zero");
+}
+
+/* PCCL_CHECK=1: rank 0 passes other counts than the rest, with the same
+ * sum, so only the counts themselves tell them apart. */
+static void mismatch(pccl_comm_t *comm) {
+  size_t count[64];
+  int32_t send[8] = {0}, recv[8 * 64];
+  for (int r = 0; r < g_size; r++) count[r] = (size_t)(r % 2 + 1);
+  if (g_rank == 0) count[g_size - 1] += 1, count[0] -= 1; /* the same sum, spread otherwise */
+  pccl_status_t st = pccl_allgatherv(send, recv, count, NULL, PCCL_INT32, comm);
+  char what[300];
+  snprintf(what, sizeof what, "counts that differ between ranks: %s (%s)", pccl_status_string(st),
+           pccl_last_error(comm));
+  expect(st == PCCL_ERR_MISMATCH && strstr(pccl_last_error(comm), "count"), what);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  if (g_size > 64) {
+    if (g_rank == 0) printf("at most 64 ranks\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  pccl_comm_t *comm = NULL;
+  if (pccl_comm_create_world(&comm) != PCCL_OK) {
+    printf("rank %d: %s\n", g_rank, pccl_last_error(NULL));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (argc > 1 && strcmp(argv[1], "--mismatch") == 0) {
+    mismatch(comm);
+  } else {
+    const pccl_dtype_t types[] = {PCCL_INT8, PCCL_FLOAT16, PCCL_FLOAT32, PCCL_UINT64, PCCL_DOUBLE_INT};
+    const size_t bases[] = {1, 5, 300, 9000}; /* 9000 x 9 x 8 B passes the 64 KiB rows */
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+      for (int pattern = 0; pattern < 5; pattern++)
+        for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
+          for (int placed = 0; placed < 3; placed++)
+            one(comm, types[t], pattern, bases[b], placed, (int)((t + b + (size_t)placed) % 2));
+    errors(comm);
+  }
+  pccl_comm_destroy(comm);
+  int failed = g_failed;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0) printf("%d passed, %d failed (rank 0's checks; failures over all ranks)\n", g_passed, failed);
+  MPI_Finalize();
+  return failed ? 1 : 0;
+}
