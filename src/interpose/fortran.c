@@ -1,5 +1,5 @@
-/* fortran.c - the Fortran entry points (mpif.h and `use mpi`) of the ten
- * collectives. Open MPI's own Fortran wrappers call PMPI_* directly, so
+/* fortran.c - the Fortran entry points (mpif.h and `use mpi`) of the
+ * collectives pccl runs. Open MPI's own Fortran wrappers call PMPI_* directly, so
  * without these a Fortran program would never reach pccl. Each name is
  * defined in the four usual manglings; handles come through MPI_*_f2c and
  * Fortran's MPI_IN_PLACE / MPI_BOTTOM (addresses of common blocks, whose
@@ -79,6 +79,23 @@ static void reduce_scatter_f(void *s, void *r, MPI_Fint *counts, MPI_Fint *t, MP
   for (int i = 0; i < size; i++) c_counts[i] = (int)counts[i];
   *ierr = MPI_Reduce_scatter(f_buf(s), f_buf(r), c_counts, F_TYPE(t), PMPI_Op_f2c(*op), c);
   free(c_counts);
+}
+
+/* MPI_ALLGATHERV: the counts and displacements, Fortran integers, as C's. */
+static void allgatherv_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *counts,
+                         MPI_Fint *displs, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr) {
+  MPI_Comm c = F_COMM(comm);
+  int size = 0;
+  if (PMPI_Comm_size(c, &size) != MPI_SUCCESS) size = 0;
+  int *v = malloc(2 * sizeof(int) * (size_t)(size > 0 ? size : 1));
+  if (!v) {
+    *ierr = MPI_ERR_NO_MEM;
+    PMPI_Comm_call_errhandler(c, MPI_ERR_NO_MEM);
+    return;
+  }
+  for (int i = 0; i < size; i++) v[i] = (int)counts[i], v[size + i] = (int)displs[i];
+  *ierr = MPI_Allgatherv(f_buf(s), *sn, F_TYPE(st), f_buf(r), v, v + size, F_TYPE(rt), c);
+  free(v);
 }
 
 static void bcast_f(void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *comm,
@@ -165,6 +182,10 @@ F_ENTRY(MPI_BCAST, mpi_bcast, bcast_f,
         (b, n, t, root, c, e))
 F_ENTRY(MPI_ALLGATHER, mpi_allgather, allgather_f, P_MOVE, A_MOVE)
 F_ENTRY(MPI_ALLTOALL, mpi_alltoall, alltoall_f, P_MOVE, A_MOVE)
+F_ENTRY(MPI_ALLGATHERV, mpi_allgatherv, allgatherv_f,
+        (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rd, MPI_Fint *rt,
+         MPI_Fint *c, MPI_Fint *e),
+        (s, sn, st, r, rn, rd, rt, c, e))
 F_ENTRY(MPI_SCATTER, mpi_scatter, scatter_f, P_ROOTED, A_ROOTED)
 F_ENTRY(MPI_GATHER, mpi_gather, gather_f, P_ROOTED, A_ROOTED)
 F_ENTRY(MPI_BARRIER, mpi_barrier, barrier_f, (MPI_Fint * c, MPI_Fint *e), (c, e))

@@ -1,4 +1,4 @@
-! test_fortran.f90 - a plain Fortran MPI program (mpif.h) calling the ten
+! test_fortran.f90 - a plain Fortran MPI program (mpif.h) calling the
 ! collectives that libpccl_mpi.so intercepts, MPI_IN_PLACE included, each
 ! checked against a reference computed here. Prints the checks, failures and
 ! a digest of the results for run_dropin.sh to compare with and without the
@@ -8,14 +8,15 @@ program test_fortran
   include 'mpif.h'
   integer, parameter :: n = 1000
   integer :: ierr, rank, nranks, i, r, root, checks, failures, total
-  integer, allocatable :: a(:), b(:), w(:), big(:), bigw(:)
+  integer, allocatable :: a(:), b(:), w(:), big(:), bigw(:), counts(:), displs(:)
   double precision, allocatable :: x(:), xw(:)
   integer(kind=8) :: digest
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
-  allocate(a(n), b(n), w(n), big(n * nranks), bigw(n * nranks), x(n), xw(n))
+  allocate(a(n), b(n), w(n), big(n * nranks), bigw(n * nranks), x(n), xw(n), counts(nranks), &
+           displs(nranks))
   checks = 0
   failures = 0
   digest = 0
@@ -121,6 +122,25 @@ program test_fortran
   b = a
   call MPI_Exscan(MPI_IN_PLACE, b, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank > 0) call expect_int(b, w, n, 'exscan in place')
+
+  ! all-gatherv: rank r gives r + 1 integers, placed in reverse rank order
+  total = 0
+  do r = nranks - 1, 0, -1
+    counts(r + 1) = r + 1
+    displs(r + 1) = total
+    total = total + r + 1
+  end do
+  do r = 0, nranks - 1
+    do i = 1, r + 1
+      bigw(displs(r + 1) + i) = r * 1000 + i
+    end do
+  end do
+  do i = 1, rank + 1
+    a(i) = rank * 1000 + i
+  end do
+  big = -1
+  call MPI_Allgatherv(a, rank + 1, MPI_INTEGER, big, counts, displs, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  call expect_int(big(1:total), bigw(1:total), total, 'allgatherv')
 
   ! a barrier: the call's return code (test_faults and test_dropin check
   ! that ranks wait)

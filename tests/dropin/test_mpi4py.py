@@ -1,7 +1,8 @@
 """test_mpi4py.py - a Python program using Debian's mpi4py and numpy, run by
 run_dropin.sh without and with libpccl_mpi.so preloaded: the buffer
-collectives (Allreduce, Reduce, Scan, Exscan, Reduce_scatter_block, Allgather,
-Bcast, Scatter, Gather, Alltoall, in place where MPI allows) and mpi4py's pickled
+collectives (Allreduce, Reduce, Scan, Exscan, Reduce_scatter_block,
+Allgather, Allgatherv, Bcast, Scatter, Gather, Alltoall, in place where MPI
+allows) and mpi4py's pickled
 object collectives, each checked against numpy references computed here.
 Rank 0 prints the checks, failures and a digest of every result."""
 import hashlib
@@ -84,6 +85,14 @@ for n in (1, 1000, 100003):
     recv = np.empty_like(send)
     comm.Alltoall(send, recv)
     expect(f"Alltoall {n}", recv, np.repeat(np.arange(size, dtype=np.int32) * 100 + rank, n))
+
+    # uneven blocks: rank r gives r * n // 2 elements (rank 0 none)
+    counts = [r * n // 2 for r in range(size)]
+    displs = [sum(counts[:r]) for r in range(size)]
+    allv = np.concatenate([np.arange(counts[r], dtype=np.float32) + 1000 * r for r in range(size)])
+    gv = np.full(sum(counts), -1, np.float32)
+    comm.Allgatherv(allv[displs[rank]:displs[rank] + counts[rank]], [gv, counts, displs, MPI.FLOAT])
+    expect(f"Allgatherv {n}", gv, allv)
 
 # mpi4py's object collectives (pickles through MPI's collectives)
 expect("allreduce object", np.array(comm.allreduce(rank + 1)), size * (size + 1) // 2)

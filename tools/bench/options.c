@@ -20,7 +20,9 @@ void print_usage(FILE *out) {
   fputs(
       "usage: mpirun -np N pccl-bench [options]\n"
       "  -c LIST      collectives: comma list of allgather, reducescatter, allreduce,\n"
-      "               broadcast, reduce, scatter, gather, alltoall, scan, exscan, or all\n"
+      "               broadcast, reduce, scatter, gather, alltoall, scan, exscan,\n"
+      "               allgatherv (rank r's count 2 (r + 1) / (p + 1) of the mean,\n"
+      "               packed), or all\n"
       "               (default allgather,reducescatter,allreduce)\n"
       "  -a LIST      algorithms: comma list of names, all (every registered one) or\n"
       "               auto (automatic selection, reported as auto:NAME; default)\n"

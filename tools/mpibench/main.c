@@ -2,7 +2,8 @@
  * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Allreduce, MPI_Bcast and
  * MPI_Reduce (root 0) on float32 sums, or on another predefined datatype
  * and op (-t TYPE:OP), MPI_Barrier (-c barrier: one row, 0 bytes), and
- * MPI_Scan and MPI_Exscan (-c scan,exscan),
+ * MPI_Scan and MPI_Exscan (-c scan,exscan), MPI_Allgatherv (-c allgatherv:
+ * counts rising with the rank, pccl-bench's),
  * for timing an MPI program with and without libpccl_mpi.so preloaded
  * (scripts/dropin-bench.sh runs both and prints the ratios). Sizes and bus
  * bandwidth follow nccl-tests and pccl-bench: all-gather and reduce-scatter
@@ -10,7 +11,8 @@
  * Each point: warm-up, an iteration count that fills ~0.2 s, then the best
  * of `rounds` blocks, each block timed by its slowest rank.
  *   pccl-mpibench [-b MIN] [-e MAX]
- *                 [-c allgather,reducescatter,allreduce,broadcast,reduce,barrier,scan,exscan]
+ *                 [-c allgather,reducescatter,allreduce,broadcast,reduce,barrier,scan,exscan,
+ *                     allgatherv]
  *                 [-t TYPE:OP] [-r ROUNDS] [--csv FILE]
  * TYPE: float double int short char byte c_bool float_int double_int 2int;
  * OP: sum prod min max land lor lxor band bor bxor maxloc minloc. Sizes
@@ -20,9 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { ALLGATHER, REDUCESCATTER, ALLREDUCE, BROADCAST, REDUCE, BARRIER, SCAN, EXSCAN, NCOLLS } coll_t;
+typedef enum {
+  ALLGATHER, REDUCESCATTER, ALLREDUCE, BROADCAST, REDUCE, BARRIER, SCAN, EXSCAN, ALLGATHERV, NCOLLS
+} coll_t;
 static const char *const coll_names[NCOLLS] = {"allgather", "reducescatter", "allreduce",
-                                               "broadcast", "reduce", "barrier", "scan", "exscan"};
+                                               "broadcast", "reduce", "barrier", "scan", "exscan",
+                                               "allgatherv"};
 
 static int rank, nranks;
 
@@ -67,8 +72,25 @@ static void parse_type(const char *spec) {
   dtype = types[t].dt, op = ops[o].op;
 }
 
+/* MPI_Allgatherv's counts for a mean of `count` per rank: a ramp, rank r
+ * about 2 (r + 1) / (p + 1) times the mean, summing to p x count (as
+ * pccl-bench -c allgatherv); the blocks packed. */
+static int *vcounts, *vdispls;
+
+static void set_vcounts(int count) {
+  long left = (long)count * nranks;
+  for (int r = 0; r < nranks; r++) {
+    vcounts[r] = r + 1 < nranks ? (int)((long)count * 2 * (r + 1) / (nranks + 1)) : (int)left;
+    left -= vcounts[r];
+    vdispls[r] = r ? vdispls[r - 1] + vcounts[r - 1] : 0;
+  }
+}
+
 static void run_once(coll_t coll, void *send, void *recv, int count) {
   switch (coll) {
+  case ALLGATHERV:
+    MPI_Allgatherv(send, vcounts[rank], dtype, recv, vcounts, vdispls, dtype, MPI_COMM_WORLD);
+    break;
   case ALLGATHER: MPI_Allgather(send, count, dtype, recv, count, dtype, MPI_COMM_WORLD); break;
   case REDUCESCATTER: MPI_Reduce_scatter_block(send, recv, count, dtype, op, MPI_COMM_WORLD); break;
   case BROADCAST: MPI_Bcast(recv, count, dtype, 0, MPI_COMM_WORLD); break;
@@ -90,7 +112,7 @@ static void parse_colls(const char *list, int want[NCOLLS]) {
       if (strlen(coll_names[c]) == len && !strncmp(p, coll_names[c], len)) want[c] = found = 1;
     if (!found)
       die("-c takes a comma list of allgather, reducescatter, allreduce, broadcast, reduce, barrier, "
-          "scan, exscan");
+          "scan, exscan, allgatherv");
     p += len + (p[len] == ',');
   }
   int any = 0;
@@ -115,7 +137,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   size_t min_bytes = 1024, max_bytes = 64u << 20;
-  int rounds = 3, want[NCOLLS] = {1, 1, 1, 1, 1, 0, 0, 0};
+  int rounds = 3, want[NCOLLS] = {1, 1, 1, 1, 1, 0, 0, 0, 0};
   const char *csv_path = NULL, *type_spec = "float:sum";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -133,7 +155,9 @@ int main(int argc, char **argv) {
   MPI_Type_get_extent(dtype, &lb, &extent);
   size_t max_bytes_alloc = max_bytes + (size_t)nranks * (size_t)extent;
   unsigned char *send = malloc(max_bytes_alloc), *recv = malloc(max_bytes_alloc);
-  if (!send || !recv) die("out of memory");
+  vcounts = malloc(2 * sizeof(int) * (size_t)nranks);
+  vdispls = vcounts + nranks;
+  if (!send || !recv || !vcounts) die("out of memory");
   /* small values (0 or 1 for bool, which holds nothing else) in every byte */
   int is_bool = dtype == MPI_C_BOOL;
   for (size_t i = 0; i < max_bytes_alloc; i++) send[i] = (unsigned char)(is_bool ? i % 2 : i % 7), recv[i] = 0;
@@ -146,8 +170,9 @@ int main(int argc, char **argv) {
     if (!want[c]) continue;
     if (rank == 0) printf("\n# %s\n%12s %12s %12s\n", coll_names[c], "bytes", "time_us", "busbw");
     for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
-      size_t per = c == ALLGATHER || c == REDUCESCATTER ? (size_t)nranks : 1;
+      size_t per = c == ALLGATHER || c == REDUCESCATTER || c == ALLGATHERV ? (size_t)nranks : 1;
       int count = (int)(bytes / (size_t)extent / per);
+      if (c == ALLGATHERV) set_vcounts(count);
       if (c == BARRIER && bytes != min_bytes) break; /* it moves nothing: one row, 0 bytes */
       if (count == 0 && c != BARRIER) continue;
       for (int i = 0; i < 3; i++) run_once((coll_t)c, send, recv, count);
@@ -169,7 +194,7 @@ int main(int argc, char **argv) {
     }
   }
   if (csv) fclose(csv);
-  free(send), free(recv);
+  free(send), free(recv), free(vcounts);
   MPI_Finalize();
   return 0;
 }
