@@ -2,7 +2,8 @@
  * share one GPU): every collective, the prefix reductions included (an
  * exscan's rank 0 keeps its receive buffer), in place or not, over datatypes
  * and ops that cover wrap-around, 16-bit floats, bitwise ops, (value, index)
- * pairs and the AVG division, at counts that leave tails. Each device
+ * pairs and the AVG division, at counts that leave tails; and the
+ * all-gatherv of uneven blocks, packed or placed apart. Each device
  * result must equal, bit for bit, the same call on host buffers run by the
  * same algorithm (on a second communicator: the node segment, which a host
  * call may get, reduces in another order), which tests/mpi checks against
@@ -120,6 +121,41 @@ static void one(const shape_t *sh, pccl_dtype_t t, pccl_op_t op, size_t n, int i
   free(hs), free(hr), free(got);
 }
 
+/* An all-gatherv on device buffers against the same on host buffers:
+ * uneven counts with an empty block, packed (NULL displs) or in reverse rank
+ * order with gaps, in place or not. */
+static void one_v(pccl_dtype_t t, size_t base, int placed, int inplace, pccl_comm_t *comm) {
+  size_t es = pccl_dtype_size(t), counts[64], displs[64], at = 0;
+  for (int r = 0; r < g_size; r++) counts[r] = r % 3 == 1 ? 0 : base * (size_t)(r % 2 + 1);
+  for (int r = g_size - 1; r >= 0; r--) displs[r] = at + 2, at += 2 + counts[r];
+  if (!placed)
+    for (int r = 0, a = 0; r < g_size; a += (int)counts[r++]) displs[r] = (size_t)a;
+  size_t rb = (placed ? at : displs[g_size - 1] + counts[g_size - 1]) * es + es, sb = counts[g_rank] * es + es;
+  uint8_t *hs = malloc(sb), *hr = malloc(rb), *got = malloc(rb);
+  fill(hr, rb, (unsigned)(g_rank * 17 + base));
+  fill(hs, sb, (unsigned)(g_rank * 31 + base));
+  uint8_t *ds = dmalloc(sb), *dr = dmalloc(rb);
+  cudaMemcpy(ds, hs, sb, cudaMemcpyHostToDevice);
+  cudaMemcpy(dr, hr, rb, cudaMemcpyHostToDevice);
+  const size_t *d = placed ? displs : NULL;
+  size_t off = displs[g_rank] * es;
+  pccl_status_t b = pccl_allgatherv(inplace ? dr + off : ds, dr, counts, d, t, comm);
+  char algo[80];
+  snprintf(algo, sizeof algo, "%s", b == PCCL_OK ? pccl_comm_last_algo(comm) : "auto");
+  pccl_status_t f = pccl_comm_set_algo(g_ref, PCCL_COLL_ALLGATHERV, algo);
+  if (f != PCCL_OK) f = pccl_comm_set_algo(g_ref, PCCL_COLL_ALLGATHER, algo); /* equal counts */
+  pccl_status_t a = pccl_allgatherv(inplace ? hr + off : hs, hr, counts, d, t, g_ref);
+  char what[200];
+  snprintf(what, sizeof what, "allgatherv %s base %zu%s%s: host %s, device %s (%s)", pccl_dtype_name(t),
+           base, placed ? " placed" : "", inplace ? " in place" : "", pccl_status_string(a),
+           pccl_status_string(b), b == PCCL_OK ? algo : pccl_last_error(comm));
+  expect(a == PCCL_OK && b == PCCL_OK, what);
+  cudaMemcpy(got, dr, rb, cudaMemcpyDeviceToHost);
+  expect(memcmp(got, hr, rb) == 0, what);
+  cudaFree(ds), cudaFree(dr);
+  free(hs), free(hr), free(got);
+}
+
 static void refusals(pccl_comm_t *comm) {
   float *d = dmalloc(64 * sizeof(float)), h[64] = {0};
   expect(pccl_allreduce(d, h, 64, PCCL_FLOAT32, PCCL_SUM, comm) == PCCL_ERR_INVALID_ARGUMENT,
@@ -157,6 +193,11 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
       for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
         one(&shapes[s], types[k].t, types[k].op, counts[c], (int)((k + c) % 2), (int)(c % (size_t)g_size), comm);
+  const size_t bases[] = {1, 333, 40000};
+  for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
+    for (int placed = 0; placed < 2; placed++)
+      for (int inplace = 0; inplace < 2; inplace++)
+        one_v(b % 2 ? PCCL_FLOAT16 : PCCL_FLOAT32, bases[b], placed, inplace, comm);
   refusals(comm);
   pccl_comm_destroy(comm);
   pccl_comm_destroy(g_ref);
