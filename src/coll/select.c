@@ -145,7 +145,11 @@ static const rule_t rules[] = {
     {PCCL_COLL_EXSCAN, 8 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_RECDBL, 0, 1},
     {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 0, 0},
     /* All-gatherv (blocks of unequal size; equal ones run as an all-gather):
-     * the all-gather's rows, on one node and not. */
+     * the all-gather's flat rows, but across nodes recursive doubling takes
+     * the small sizes: emulated 4 nodes x 2 ranks, 10 Gbit/s, pccl-bench -c
+     * allgatherv -a ring,recdbl,bruck at 1-64 KiB: recdbl 1.05-1.30x Open
+     * MPI, bruck 1.00-1.09x, ring 0.53-0.68x (docs/results/allgatherv). */
+    {PCCL_COLL_ALLGATHERV, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLGATHERV_RECDBL, 0, 0},
     {PCCL_COLL_ALLGATHERV, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHERV_SEG, 1, 0},
     {PCCL_COLL_ALLGATHERV, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHERV_SEG, 1, 0},
     {PCCL_COLL_ALLGATHERV, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHERV_BRUCK, 0, 0},
