@@ -424,6 +424,11 @@ static void test_allgatherv(size_t n, movetype_t mt, int inplace, int salt) {
   size_t P = (size_t)nranks, es = (size_t)sz;
   int *counts = malloc(sizeof(int) * P), *displs = malloc(sizeof(int) * P);
   for (int gapped = 0; gapped < 2; gapped++) {
+#ifdef MPICH_VERSION
+    /* MPICH 4.0.2's own MPI_Allgatherv on one rank writes the block at
+     * recvbuf, not at displs[0] (seen here: the plain run fails) */
+    if (gapped && nranks == 1) continue;
+#endif
     size_t at = 0;
     for (size_t r = 0; r < P; r++) counts[r] = r % 3 == 1 ? 0 : (int)(n * (r % 2 + 1));
     for (size_t k = 0; k < P; k++) {
@@ -613,12 +618,17 @@ static void test_fallbacks(void) {
                                               MPI_COMM_WORLD));
   check("allgatherv holed", hv, hw, sizeof(int) * 2 * (size_t)total);
   MPI_Type_free(&holed);
-  int *from_end = malloc(sizeof(int) * P);
+  int *from_end = malloc(sizeof(int) * P), one_rank_mpich = 0;
+#ifdef MPICH_VERSION
+  one_rank_mpich = nranks == 1; /* MPICH 4.0 ignores displs[0] on one rank (above) */
+#endif
   for (int r = 0; r < nranks; r++) from_end[r] = displs[r] - total;
   for (int i = 0; i < total; i++) gv[i] = -1;
-  check_rc("allgatherv negative displs", MPI_Allgatherv(mine, rank + 1, MPI_INT, gv + total, counts,
-                                                        from_end, MPI_INT, MPI_COMM_WORLD));
-  check("allgatherv negative displs", gv, gw, sizeof(int) * (size_t)total);
+  if (!one_rank_mpich) {
+    check_rc("allgatherv negative displs", MPI_Allgatherv(mine, rank + 1, MPI_INT, gv + total, counts,
+                                                          from_end, MPI_INT, MPI_COMM_WORLD));
+    check("allgatherv negative displs", gv, gw, sizeof(int) * (size_t)total);
+  }
   free(hv), free(hw), free(from_end);
 
   /* MPI_Reduce_scatter with unequal counts (rank r gets r+1 ints). */
