@@ -140,6 +140,7 @@ typedef enum {
   PCCL_COLL_SCAN = 8,
   PCCL_COLL_EXSCAN = 9,
   PCCL_COLL_ALLGATHERV = 10,
+  PCCL_COLL_REDUCE_SCATTERV = 11,
   PCCL_COLL_COUNT
 } pccl_coll_t;
 
@@ -409,6 +410,18 @@ PCCL_API pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t 
 PCCL_API pccl_status_t pccl_allgatherv(const void *sendbuf, void *recvbuf,
                                        const size_t *recvcounts, const size_t *displs,
                                        pccl_dtype_t dtype, pccl_comm_t *comm);
+
+/* Reduce-scatter into blocks that differ in size, as MPI_Reduce_scatter:
+ * sendbuf holds recvcounts[0] + ... + recvcounts[nranks-1] elements on every
+ * rank; rank r receives in recvbuf the reduction over all ranks of the
+ * recvcounts[r] elements that start at recvcounts[0] + ... +
+ * recvcounts[r-1]. recvcounts must be the same on every rank; counts may be
+ * 0. In place: recvbuf == sendbuf + that offset (the result overwrites the
+ * rank's own block of the input). PCCL_AVG divides by nranks. With equal
+ * counts it runs as pccl_reduce_scatter. */
+PCCL_API pccl_status_t pccl_reduce_scatterv(const void *sendbuf, void *recvbuf,
+                                            const size_t *recvcounts, pccl_dtype_t dtype,
+                                            pccl_op_t op, pccl_comm_t *comm);
 
 /* Prefix reductions, as MPI_Scan and MPI_Exscan. pccl_scan leaves in rank
  * r's recvbuf the reduction of the sendbufs of ranks 0..r; pccl_exscan that

@@ -47,10 +47,11 @@ typedef struct {
   const pccl_topo_t *topo; /* hierarchical algorithms only; NULL: one node */
   pccl_intra_t intra;      /* hierarchical algorithms only */
   int k;                   /* parameterized algorithms: the radix / group size; 0: default */
-  /* all-gatherv only: the blocks packed in rank order (rank r's spans
-   * [boff[r], boff[r+1]) elements), and where each lands in recvbuf
-   * (displs[r] elements; NULL: packed, at boff[r]). Without boff, blocks
-   * of count elements each (as the simulator asks). */
+  /* all-gatherv and reduce-scatterv only: the blocks packed in rank order
+   * (rank r's spans [boff[r], boff[r+1]) elements), and where each lands in
+   * an all-gatherv's recvbuf (displs[r] elements; NULL: packed, at
+   * boff[r]). Without boff, blocks of count elements each (as the
+   * simulator asks). */
   const size_t *boff;
   const size_t *displs;
 } pccl_coll_args_t;
@@ -183,7 +184,14 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     pccl_gen_allgather_recmul)                                                                    \
   X(ALLGATHERV_SEG, ALLGATHERV, "seg", 0, 0,                                                      \
     "node segment: each rank copies its block in once, every peer copies it to its place; one "  \
-    "node", pccl_gen_seg)
+    "node", pccl_gen_seg)                                                                         \
+  X(REDUCE_SCATTERV_RING, REDUCE_SCATTERV, "ring", 0, 0,                                          \
+    "ring over the ranks' blocks of any size; p-1 steps", pccl_gen_rs_ring)                      \
+  X(REDUCE_SCATTERV_RECHALV, REDUCE_SCATTERV, "rechalv", 2, 0,                                    \
+    "recursive halving over blocks of any size (recmul with k=2); any p (fold)",                  \
+    pccl_gen_rs_recmul)                                                                           \
+  X(REDUCE_SCATTERV_RECMUL, REDUCE_SCATTERV, "recmul", 4, 1,                                      \
+    "recursive multiplying, radix k, over blocks of any size; any p (fold)", pccl_gen_rs_recmul)
 
 /* Compressed (lossy) algorithms, zcoll.c: same columns. They run only for
  * the pccl_*_lossy calls, which run nothing else. */

@@ -106,7 +106,7 @@ pccl_status_t pccl_flat_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl
 pccl_status_t pccl_flat_reduce_scatter(pccl_sb_t *sb, const pccl_coll_args_t *a,
                                        pccl_group_rs_fn fn) {
   pccl_group_t g = pccl_group_all(a);
-  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  const size_t *boff = a->boff ? a->boff : pccl_blocks_equal(sb, a->nranks, a->count);
   if (!boff) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   fn(sb, &g, boff, in, out);

@@ -45,6 +45,7 @@ static const coll_info_t infos[PCCL_COLL_COUNT] = {
     [PCCL_COLL_SCAN] = {"pccl_scan", 1, 0, 0, 0, 0, 0},
     [PCCL_COLL_EXSCAN] = {"pccl_exscan", 1, 0, 0, 0, 0, 0},
     [PCCL_COLL_ALLGATHERV] = {"pccl_allgatherv", 0, 0, 0, 1, 0, 0},
+    [PCCL_COLL_REDUCE_SCATTERV] = {"pccl_reduce_scatterv", 1, 0, 1, 0, 0, 0},
 };
 
 typedef struct {
@@ -59,9 +60,9 @@ typedef struct {
   pccl_lossy_t *lossy; /* a pccl_*_lossy call's options */
   int lossy_call;
   int piece; /* one piece of a streamed call (stream.c): runs as it is */
-  const size_t *counts, *displs; /* an all-gatherv's (the caller's arrays) */
+  const size_t *counts, *displs; /* the v-collectives' (the caller's arrays) */
   /* derived by validation */
-  const size_t *blocks; /* all-gatherv: boff (nranks + 1), then displs unless packed */
+  const size_t *blocks; /* v-collectives: boff (nranks + 1), then displs unless packed */
   size_t nblocks;
   size_t esize, send_elems, recv_elems;
   int use_send, use_recv, inplace;
@@ -133,12 +134,13 @@ static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) 
   c->esize = pccl_dtype_size(c->dtype);
   if (c->esize == 0)
     return pccl__error(comm, PCCL_ERR_INVALID_DTYPE, api, "unknown datatype %d", (int)c->dtype);
-  if (c->coll == PCCL_COLL_ALLGATHERV) return validate_v(comm, rank, size, c);
   if (info->reduces && (unsigned)c->op >= PCCL_OP_COUNT)
     return pccl__error(comm, PCCL_ERR_INVALID_OP, api, "unknown reduction operation %d", (int)c->op);
   if (info->reduces && !pccl_op_supported(c->dtype, c->op))
     return pccl__error(comm, PCCL_ERR_INVALID_OP, api, "op %s is not defined on %s (see pccl_op_t)",
                        pccl_op_name(c->op), pccl_dtype_name(c->dtype));
+  if (c->coll == PCCL_COLL_ALLGATHERV || c->coll == PCCL_COLL_REDUCE_SCATTERV)
+    return validate_v(comm, rank, size, c);
   if (info->rooted && (c->root < 0 || c->root >= size))
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "root %d is not a rank of 0..%d",
                        c->root, size - 1);
@@ -166,7 +168,7 @@ static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) 
   return st;
 }
 
-/* ---- all-gatherv: blocks of unequal size ---- */
+/* ---- all-gatherv and reduce-scatterv: blocks of unequal size ---- */
 
 /* The call's block offsets (packed, nranks + 1) and, unless the blocks lie
  * packed, their places: in comm's array, which the schedule cache's key
@@ -205,9 +207,11 @@ static pccl_status_t v_disjoint(pccl_comm_t *comm, const call_t *c, int size) {
   return st;
 }
 
-/* An all-gatherv: counts summed with overflow checks, places checked, the
- * buffers as any call's. Equal counts in the packed layout become the
- * all-gather they are, with all its algorithms. */
+/* A v-collective: counts summed with overflow checks, an all-gatherv's
+ * places checked, the buffers as any call's (the one holding every block,
+ * and this rank's own block, which in place lies inside it). Equal counts
+ * in the packed layout become the all-gather or reduce-scatter they are,
+ * with all its algorithms. */
 static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, call_t *c) {
   const char *api = api_of(c);
   if (!c->counts)
@@ -227,8 +231,9 @@ static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, call_t *c
     equal &= n == c->counts[0];
     if (n && end > extent) extent = end;
   }
-  if (packed && equal) { /* an all-gather, which the memo does not keep (counts set) */
-    c->coll = PCCL_COLL_ALLGATHER;
+  int gather = c->coll == PCCL_COLL_ALLGATHERV;
+  if (packed && equal) { /* which the memo does not keep (counts set) */
+    c->coll = gather ? PCCL_COLL_ALLGATHER : PCCL_COLL_REDUCE_SCATTER;
     c->count = c->counts[0];
     return validate(comm, rank, size, c);
   }
@@ -241,25 +246,27 @@ static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, call_t *c
     if (st != PCCL_OK) return st;
   }
   c->blocks = b;
-  c->send_elems = c->counts[rank];
-  c->recv_elems = extent;
+  size_t own = packed ? b[rank] : c->displs[rank], mine = c->counts[rank];
+  c->send_elems = gather ? mine : c->count;
+  c->recv_elems = gather ? extent : mine;
   c->use_send = c->send_elems > 0;
-  c->use_recv = c->count > 0;
+  c->use_recv = c->recv_elems > 0;
   pccl_status_t st = PCCL_OK;
   if (c->use_send) st = check_buffer(comm, c, c->sendbuf, "sendbuf");
   if (st == PCCL_OK && c->use_recv) st = check_buffer(comm, c, c->recvbuf, "recvbuf");
   if (st != PCCL_OK) return st;
-  uintptr_t s = (uintptr_t)c->sendbuf, r = (uintptr_t)c->recvbuf;
-  size_t own = packed ? b[rank] : c->displs[rank];
-  if (c->use_send && c->use_recv && s < r + extent * c->esize && r < s + c->send_elems * c->esize) {
-    if (s != r + own * c->esize)
+  const char *all = gather ? "recvbuf" : "sendbuf", *one = gather ? "sendbuf" : "recvbuf";
+  uintptr_t a = (uintptr_t)(gather ? c->recvbuf : c->sendbuf), o = (uintptr_t)(gather ? c->sendbuf : c->recvbuf);
+  size_t a_elems = gather ? c->recv_elems : c->send_elems;
+  if (c->use_send && c->use_recv && o < a + a_elems * c->esize && a < o + mine * c->esize) {
+    if (o != a + own * c->esize)
       return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
                          "sendbuf and recvbuf overlap but are not the in-place layout "
-                         "(expected sendbuf = recvbuf + %zu elements, this rank's displacement)", own);
+                         "(expected %s = %s + %zu elements, this rank's block)", one, all, own);
     c->inplace = 1;
-    c->send_in_recv = (long long)own;
+    c->send_in_recv = gather ? (long long)own : -(long long)own;
   }
-  return c->use_recv ? check_memory(comm, c) : PCCL_OK;
+  return c->use_send || c->use_recv ? check_memory(comm, c) : PCCL_OK;
 }
 
 /* The lossy call's own arguments (after validate()). */
@@ -322,7 +329,7 @@ static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, pccl_choice_t 
   st = choice.algo->generate(sb, &a);
   /* AVG is a sum followed by a division of the result where it lands. */
   if (st == PCCL_OK && c->op == PCCL_AVG && infos[c->coll].reduces && c->use_recv)
-    pccl_sb_divide(sb, pccl_rg(PCCL_BUF_RECV, 0, c->count), avg_divisor(c->coll, comm));
+    pccl_sb_divide(sb, pccl_rg(PCCL_BUF_RECV, 0, c->recv_elems), avg_divisor(c->coll, comm));
   if (st != PCCL_OK) {
     pccl_sb_destroy(sb);
     return st;
@@ -428,7 +435,7 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sche
 }
 
 static size_t reported_bytes(const call_t *c) {
-  if (c->coll == PCCL_COLL_ALLGATHERV) return c->count * c->esize; /* the blocks, not the gaps */
+  if (c->blocks) return c->count * c->esize; /* the blocks, not the gaps */
   size_t elems = c->coll == PCCL_COLL_REDUCE_SCATTER ? c->send_elems : c->recv_elems;
   return elems * c->esize;
 }
@@ -464,8 +471,10 @@ static int64_t counts_hash(const size_t *counts, int n) {
 static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t local,
                            const char *algo) {
   const coll_info_t *info = &infos[c->coll];
-  int v = c->counts || c->coll == PCCL_COLL_ALLGATHERV; /* equal counts run as an all-gather */
-  int64_t coll = c->api == barrier_api ? PCCL_AGREE_BARRIER : v ? PCCL_COLL_ALLGATHERV : (int64_t)c->coll;
+  /* equal counts run as the plain collective: the v-call's own value */
+  int v = c->counts || c->coll == PCCL_COLL_ALLGATHERV || c->coll == PCCL_COLL_REDUCE_SCATTERV;
+  int64_t vcoll = infos[c->coll].reduces ? PCCL_COLL_REDUCE_SCATTERV : PCCL_COLL_ALLGATHERV;
+  int64_t coll = c->api == barrier_api ? PCCL_AGREE_BARRIER : v ? vcoll : (int64_t)c->coll;
   pccl_agree_t a = {.f = {[PCCL_AGREE_COLL] = coll,
                           [PCCL_AGREE_COUNT] = v ? counts_hash(c->counts, comm->size) : (int64_t)c->count,
                           [PCCL_AGREE_DTYPE] = c->dtype,
@@ -543,10 +552,10 @@ static pccl_status_t scratch_plan(pccl_comm_t *comm, const call_t *c, const pccl
   if (tmp_max * es <= limit) return PCCL_OK;
   if (c->blocks)
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api_of(c),
-                       "its scratch (%zu bytes on some rank) exceeds PCCL_MAX_SCRATCH (%zu), and an "
-                       "all-gatherv is not streamed: raise PCCL_MAX_SCRATCH, or pass the blocks "
-                       "packed in rank order and force the ring (PCCL_ALGO=allgatherv:ring), which "
-                       "then needs none", tmp_max * es, limit);
+                       "its scratch (%zu bytes on some rank) exceeds PCCL_MAX_SCRATCH (%zu), and "
+                       "%s is not streamed: raise PCCL_MAX_SCRATCH (an all-gatherv of blocks packed "
+                       "in rank order needs none with the ring, PCCL_ALGO=allgatherv:ring)",
+                       tmp_max * es, limit, api_of(c));
   if (need[1] && pccl__stream_stage_blocks(c->coll, comm->size) > 0)
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api_of(c),
                        "its scratch exceeds PCCL_MAX_SCRATCH, and streaming %s through host staging "
@@ -740,6 +749,13 @@ pccl_status_t pccl_allgatherv(const void *sendbuf, void *recvbuf, const size_t *
                               const size_t *displs, pccl_dtype_t dtype, pccl_comm_t *comm) {
   call_t c = {.coll = PCCL_COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
               .counts = recvcounts, .displs = displs, .dtype = dtype};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
+                                   pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_REDUCE_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+              .counts = recvcounts, .dtype = dtype, .op = op};
   return run(comm, &c);
 }
 

@@ -117,7 +117,8 @@ PCCL_IP_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Da
   return scan_run(&c, 1, sendbuf, recvbuf, count, dt, pd, po);
 }
 
-/* Reduce-scatter with `count` elements per rank. In place, MPI takes the
+/* Reduce-scatter with `count` elements per rank, or counts[r] at rank r
+ * (MPI_Reduce_scatter's unequal counts). In place, MPI takes the
  * input from recvbuf and leaves the result at its start, and Open MPI and
  * MPICH leave the rest of recvbuf as it was (programs rely on it). pccl's
  * own in-place form would use the other blocks as scratch, so the call
@@ -132,11 +133,12 @@ PCCL_IP_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Da
  * rank that has not returns its error together with the others instead of
  * leaving them to wait out PCCL_TIMEOUT. Returns the scratch, or NULL with
  * *rc set: the MPI error of this rank's call. */
-static void *rs_scratch(pccl_ip_call_t *c, const bufs_t *b, size_t bytes, void *small,
-                        void **heap, int *rc, const char **why) {
+static void *rs_scratch(pccl_ip_call_t *c, const bufs_t *b, size_t bytes, size_t largest,
+                        void *small, void **heap, int *rc, const char **why) {
   *heap = NULL;
-  if (bytes <= RS_STACK_BYTES) return b->rc == MPI_SUCCESS ? small : NULL;
-  int64_t ok = b->rc == MPI_SUCCESS && posix_memalign(heap, 64, bytes) == 0;
+  /* `largest`, the largest rank's bytes, decides alike on every rank */
+  if (largest <= RS_STACK_BYTES) return b->rc == MPI_SUCCESS ? small : NULL;
+  int64_t ok = b->rc == MPI_SUCCESS && posix_memalign(heap, 64, bytes ? bytes : 64) == 0;
   if (b->rc == MPI_SUCCESS && !ok) *heap = NULL;
   int64_t all = ok;
   pccl_status_t st = pccl_allreduce(&all, &all, 1, PCCL_INT64, PCCL_MIN, c->pc);
@@ -156,32 +158,45 @@ static void *rs_scratch(pccl_ip_call_t *c, const bufs_t *b, size_t bytes, void *
   return NULL;
 }
 
-static int reduce_scatter_run(pccl_ip_call_t *c, const void *sendbuf, void *recvbuf, int count,
-                              MPI_Datatype dt, pccl_dtype_t pd, pccl_op_t po) {
+static int reduce_scatter_run(pccl_ip_call_t *c, const void *sendbuf, void *recvbuf,
+                              const int counts[], int count, MPI_Datatype dt, pccl_dtype_t pd,
+                              pccl_op_t po) {
   int inplace = sendbuf == MPI_IN_PLACE;
-  size_t n = (size_t)count, total = n * (size_t)c->size, blk = n * pccl_dtype_size(pd);
+  size_t p = (size_t)c->size, es = pccl_dtype_size(pd), fixed[64], *v = NULL;
+  size_t n = (size_t)count, total = n * p, largest = n;
+  if (counts) { /* unequal: pccl's counts, the sum and the largest */
+    if (!(v = p <= 64 ? fixed : malloc(p * sizeof *v)))
+      return pccl_ip_finish(c, PCCL_OK, MPI_ERR_NO_MEM, "out of memory for the counts");
+    total = largest = 0;
+    for (size_t r = 0; r < p; r++) {
+      total += v[r] = (size_t)counts[r];
+      largest = v[r] > largest ? v[r] : largest;
+    }
+    n = v[c->rank];
+  }
+  size_t blk = n * es;
   bufs_t b;
   bufs_open(c, &b, inplace ? NULL : sendbuf, total, dt, recvbuf, inplace ? total : n, dt,
             inplace, pccl_dtype_align(pd));
   _Alignas(64) unsigned char small[RS_STACK_BYTES];
   void *result = NULL, *heap = NULL;
-  if (inplace && n > 0) {
-    int rc = MPI_SUCCESS;
-    const char *why = NULL;
-    result = rs_scratch(c, &b, blk, small, &heap, &rc, &why);
-    if (!result && rc != MPI_SUCCESS) {
-      pccl_ip_release(&b.send);
-      pccl_ip_release(&b.recv);
-      return pccl_ip_finish(c, PCCL_OK, rc, why);
-    }
-  }
+  int rc = MPI_SUCCESS;
+  const char *why = NULL;
+  if (inplace && largest > 0) result = rs_scratch(c, &b, blk, largest * es, small, &heap, &rc, &why);
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS && n > 0) {
-    st = pccl_reduce_scatter(inplace ? b.recv.bytes : b.send.bytes, inplace ? result : b.recv.bytes,
-                             n, pd, po, c->pc);
-    if (st == PCCL_OK && inplace) memcpy(b.recv.bytes, result, blk);
+  if (rc == MPI_SUCCESS && b.rc == MPI_SUCCESS && total > 0) {
+    const void *in = inplace ? b.recv.bytes : b.send.bytes;
+    void *out = inplace ? result : b.recv.bytes;
+    st = v ? pccl_reduce_scatterv(in, out, v, pd, po, c->pc) : pccl_reduce_scatter(in, out, n, pd, po, c->pc);
+    if (st == PCCL_OK && inplace && blk) memcpy(b.recv.bytes, result, blk);
   }
   free(heap);
+  if (v != fixed) free(v);
+  if (rc != MPI_SUCCESS) {
+    pccl_ip_release(&b.send);
+    pccl_ip_release(&b.recv);
+    return pccl_ip_finish(c, PCCL_OK, rc, why);
+  }
   return bufs_close(c, &b, st, 1);
 }
 
@@ -193,17 +208,20 @@ PCCL_IP_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int
   if (!pccl_ip_start(&c, PCCL_IP_REDUCE_SCATTER_BLOCK, comm,
                      reduce_reason(recvcount, dt, op, &pd, &po)))
     return c.rc ? c.rc : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm);
-  return reduce_scatter_run(&c, sendbuf, recvbuf, recvcount, dt, pd, po);
+  return reduce_scatter_run(&c, sendbuf, recvbuf, NULL, recvcount, dt, pd, po);
 }
 
-/* MPI_Reduce_scatter's reason: pccl's reduce-scatter gives every rank the
- * same count (recvcounts is the same on every rank, as MPI requires). */
-static pccl_ip_reason_t counts_reason(const int recvcounts[], MPI_Comm comm) {
+/* MPI_Reduce_scatter's reason (recvcounts is the same on every rank, as MPI
+ * requires): *equal says whether every count is the first. */
+static pccl_ip_reason_t counts_reason(const int recvcounts[], MPI_Comm comm, int *equal) {
   int size = 0;
   if (!recvcounts || comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
     return PCCL_IP_INVALID;
-  for (int i = 1; i < size; i++)
-    if (recvcounts[i] != recvcounts[0]) return PCCL_IP_COUNTS;
+  *equal = 1;
+  for (int i = 0; i < size; i++) {
+    if (recvcounts[i] < 0) return PCCL_IP_INVALID;
+    *equal &= recvcounts[i] == recvcounts[0];
+  }
   return PCCL_IP_TAKEN;
 }
 
@@ -212,11 +230,12 @@ PCCL_IP_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int
   pccl_ip_call_t c;
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
-  pccl_ip_reason_t why = counts_reason(recvcounts, comm);
+  int equal = 1;
+  pccl_ip_reason_t why = counts_reason(recvcounts, comm, &equal);
   if (why == PCCL_IP_TAKEN) why = reduce_reason(recvcounts[0], dt, op, &pd, &po);
   if (!pccl_ip_start(&c, PCCL_IP_REDUCE_SCATTER, comm, why))
     return c.rc ? c.rc : PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm);
-  return reduce_scatter_run(&c, sendbuf, recvbuf, recvcounts[0], dt, pd, po);
+  return reduce_scatter_run(&c, sendbuf, recvbuf, equal ? NULL : recvcounts, recvcounts[0], dt, pd, po);
 }
 
 PCCL_IP_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,

@@ -63,7 +63,6 @@ typedef enum {
   X(DATATYPE, "datatype", "a reduction on a datatype pccl has not (derived, long double, complex, ...)") \
   X(OP, "op", "an op pccl has not (user-defined, MPI_REPLACE, MPI_NO_OP)")               \
   X(UNDEFINED, "undefined", "an op MPI does not define on the datatype (left to MPI to answer)") \
-  X(COUNTS, "counts", "unequal recvcounts (MPI_Reduce_scatter)")                        \
   X(NOT_HANDLED, "not-handled", "a call pccl does not take (v-variant, non-blocking)")
 
 typedef enum {

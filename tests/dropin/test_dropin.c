@@ -638,6 +638,19 @@ static void test_fallbacks(void) {
   check_rc("reduce_scatter unequal",
            MPI_Reduce_scatter(rs, rsr, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
   check("reduce_scatter unequal", rsr, rsw, sizeof(int) * ((size_t)rank + 1));
+  /* the same in place, with the even ranks' blocks empty (rank r: r % 2 x
+   * (r + 1) ints), so that the ranks' scratch differs in size */
+  int *zc = malloc(sizeof(int) * P), zt = 0, zat = 0;
+  for (int r = 0; r < nranks; r++) {
+    if (r == rank) zat = zt;
+    zt += zc[r] = r % 2 * (r + 1);
+  }
+  for (int i = 0; i < zt; i++) rs[i] = (int)value(rank, (size_t)i, OP_SUM, 9);
+  reference(T_MPI_INT, OP_SUM, rsw, (size_t)zat, (size_t)zc[rank], 9);
+  check_rc("reduce_scatter unequal in place",
+           MPI_Reduce_scatter(MPI_IN_PLACE, rs, zc, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+  check("reduce_scatter unequal in place", rs, rsw, sizeof(int) * (size_t)zc[rank]);
+  free(zc);
   free(rs), free(gv), free(gw), free(counts), free(displs);
 
   /* Through a copy: a reduction on a misaligned buffer. */

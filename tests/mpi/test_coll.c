@@ -1008,7 +1008,7 @@ int main(int argc, char **argv) {
       const char *name = argv[++i];
       for (int k = 0; k < PCCL_COLL_COUNT; k++)
         if (strcmp(name, rc_coll_names[k]) == 0) coll = k;
-      if (coll == PCCL_COLL_ALLGATHERV) coll = -1; /* its own test: test_allgatherv */
+      if (coll >= PCCL_COLL_ALLGATHERV) coll = -1; /* the v-collectives: test_vcolls */
       if (coll < 0) {
         if (g_rank == 0) fprintf(stderr, "test_coll: unknown collective \"%s\"\n", name);
         usage();

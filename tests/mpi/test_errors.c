@@ -49,10 +49,12 @@ static pccl_status_t call(pccl_coll_t coll, const void *s, void *r, size_t n, pc
     case PCCL_COLL_ALLTOALL: return pccl_alltoall(s, r, n, d, c);
     case PCCL_COLL_SCAN: return pccl_scan(s, r, n, d, op, c);
     case PCCL_COLL_EXSCAN: return pccl_exscan(s, r, n, d, op, c);
-    case PCCL_COLL_ALLGATHERV: { /* n from every rank: the all-gather it runs as; test_allgatherv has the rest */
+    case PCCL_COLL_ALLGATHERV:
+    case PCCL_COLL_REDUCE_SCATTERV: { /* n from every rank: the plain call it runs as; test_vcolls has the rest */
       size_t counts[64];
       for (int i = 0; i < 64; i++) counts[i] = n;
-      return pccl_allgatherv(s, r, counts, NULL, d, c);
+      return coll == PCCL_COLL_ALLGATHERV ? pccl_allgatherv(s, r, counts, NULL, d, c)
+                                          : pccl_reduce_scatterv(s, r, counts, d, op, c);
     }
     default: return PCCL_ERR_INTERNAL;
   }
@@ -60,7 +62,7 @@ static pccl_status_t call(pccl_coll_t coll, const void *s, void *r, size_t n, pc
 
 static int is_reduction(pccl_coll_t c) {
   return c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_ALLREDUCE || c == PCCL_COLL_REDUCE ||
-         c == PCCL_COLL_SCAN || c == PCCL_COLL_EXSCAN;
+         c == PCCL_COLL_SCAN || c == PCCL_COLL_EXSCAN || c == PCCL_COLL_REDUCE_SCATTERV;
 }
 static int is_rooted(pccl_coll_t c) {
   return c == PCCL_COLL_BROADCAST || c == PCCL_COLL_REDUCE || c == PCCL_COLL_SCATTER ||

@@ -89,7 +89,7 @@ static const elem_t *g_elem = &int32_sum; /* the current pass's */
 #define MAXP 64
 typedef struct {
   size_t count[MAXP], boff[MAXP + 1], place[MAXP], extent;
-  int packed;
+  int packed, p;
 } vlay_t;
 static const vlay_t *g_v; /* the current all-gatherv case's, NULL otherwise */
 
@@ -105,6 +105,7 @@ static void vlay_make(vlay_t *v, int p, int pattern, size_t base, int packed) {
     v->boff[r + 1] = v->boff[r] + v->count[r];
   }
   v->packed = packed;
+  v->p = p;
   v->extent = 0;
   size_t at = 0;
   for (int r = p - 1; r >= 0; r--) {
@@ -139,6 +140,24 @@ static int rooted(pccl_coll_t c) {
 
 /* Lays out one rank's buffers as a user would, in place or not, and fills
  * the input. */
+/* A reduce-scatterv's buffers: every block in, this rank's out (in place
+ * at its block of the input). */
+static void setup_rsv(rank_bufs_t *b, int rank, int inplace) {
+  size_t es = g_elem->size, total = g_v->boff[g_v->p];
+  b->send_elems = total;
+  b->recv_elems = g_v->count[rank];
+  b->own_send = b->send = malloc((total ? total : 1) * es);
+  if (inplace) {
+    b->recv = at(b->send, g_v->boff[rank]);
+    b->send_in_recv = -(long long)g_v->boff[rank];
+    b->aliased = 1;
+  } else {
+    b->own_recv = b->recv = malloc((b->recv_elems ? b->recv_elems : 1) * es);
+    memset(b->recv, 0xDE, b->recv_elems * es);
+  }
+  for (size_t i = 0; i < total; i++) g_elem->input(rank, i, at(b->send, i));
+}
+
 static void setup_v(rank_bufs_t *b, int rank, int inplace) {
   size_t es = g_elem->size, n = g_v->count[rank];
   b->send_elems = n;
@@ -159,7 +178,7 @@ static void setup(rank_bufs_t *b, pccl_coll_t coll, int p, int rank, int root, s
                   int inplace) {
   memset(b, 0, sizeof(*b));
   if (g_v) {
-    setup_v(b, rank, inplace);
+    coll == PCCL_COLL_REDUCE_SCATTERV ? setup_rsv(b, rank, inplace) : setup_v(b, rank, inplace);
     return;
   }
   b->send_elems = blocks_in(coll) ? c * (size_t)p : c;
@@ -194,6 +213,10 @@ static void setup(rank_bufs_t *b, pccl_coll_t coll, int p, int rank, int root, s
 
 /* Expected output element i of `rank`, into dst. */
 static void expected(pccl_coll_t coll, int p, int rank, int root, size_t c, size_t i, void *dst) {
+  if (g_v && coll == PCCL_COLL_REDUCE_SCATTERV) { /* this rank's block, reduced */
+    g_elem->reduced(p, g_v->boff[rank] + i, dst);
+    return;
+  }
   if (g_v) { /* the block that holds i, else the fill */
     for (int b = 0; b < p; b++)
       if (i >= g_v->place[b] && i < g_v->place[b] + g_v->count[b]) {
@@ -340,7 +363,8 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
     if (ok) ok = pccl_sb_finish(sb, &sched[r]) == PCCL_OK;
     if (!ok) printf("FAIL %s/%s p=%d rank=%d: schedule generation\n", pccl_coll_name(al->coll), al->name, p, r);
     /* coll.c skips PCCL_MAX_SCRATCH's agreement below this bound */
-    size_t largest = g_v ? g_v->extent : blocks_of(al->coll) ? c * (size_t)p : c;
+    size_t largest = !g_v ? (blocks_of(al->coll) ? c * (size_t)p : c)
+                     : al->coll == PCCL_COLL_REDUCE_SCATTERV ? g_v->boff[p] : g_v->extent;
     if (ok && sched[r].tmp_elems > PCCL_TMP_FACTOR_MAX * (largest ? largest : 1)) {
       printf("FAIL %s/%s:%d p=%d rank=%d count=%zu: TMP of %zu elements exceeds PCCL_TMP_FACTOR_MAX x %zu\n",
              pccl_coll_name(al->coll), al->name, g_k, p, r, c, sched[r].tmp_elems, largest);
@@ -430,8 +454,9 @@ static void run_sweep(const pccl_algo_t *al, int p, layout_t lay) {
  * staging. */
 static void run_v(const pccl_algo_t *al, int p, layout_t lay) {
   vlay_t v;
+  int rs = al->coll == PCCL_COLL_REDUCE_SCATTERV; /* its blocks lie packed */
   for (int pattern = 0; pattern < 3; pattern++)
-    for (int packed = 0; packed < 2; packed++)
+    for (int packed = rs; packed < 2; packed++)
       for (int inplace = 0; inplace < 2; inplace++) {
         vlay_make(&v, p, pattern, pattern == 1 ? 3 : 2, packed);
         g_v = &v;
@@ -514,6 +539,13 @@ int main(int argc, char **argv) {
           if (al->kset && p > 24 && p != 27 && p != 32 && p != 48 && p != 63 && p != 64) continue;
           if (al->coll == PCCL_COLL_ALLGATHERV) {
             run_v(al, p, layouts[li]);
+            continue;
+          }
+          if (al->coll == PCCL_COLL_REDUCE_SCATTERV) { /* int32 sums, then MAXLOC pairs */
+            run_v(al, p, layouts[li]);
+            g_elem = &pair_max;
+            run_v(al, p, layouts[li]);
+            g_elem = &int32_sum;
             continue;
           }
           run_sweep(al, p, layouts[li]);

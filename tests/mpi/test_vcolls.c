@@ -1,4 +1,5 @@
-/* test_allgatherv.c - pccl_allgatherv over MPI: blocks of unequal size
+/* test_vcolls.c - pccl_allgatherv and pccl_reduce_scatterv over MPI.
+ * All-gatherv: blocks of unequal size
  * (zeros on some ranks, one rank holding nearly all, equal counts, all
  * empty), packed (NULL or explicit displacements) or placed apart (reverse
  * rank order with gaps), in place or not, on several element sizes and
@@ -7,8 +8,10 @@
  * reference: blocks hold their rank's input, the bytes between them keep
  * their fill. Then the argument errors, which must leave recvbuf alone,
  * and with --mismatch (run under PCCL_CHECK=1) ranks that pass different
- * counts.
- *   mpiexec -n N test_allgatherv [--mismatch] */
+ * counts. Reduce-scatterv: the same count patterns, in place or not, on
+ * (datatype, op) pairs that cover wrap-around, products, min, xor and the
+ * AVG division, against reductions computed here in plain C.
+ *   mpiexec -n N test_vcolls [--mismatch] */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,6 +108,81 @@ static void one(pccl_comm_t *comm, pccl_dtype_t t, int pattern, size_t base, int
   free(recv), free(send);
 }
 
+/* ---- reduce-scatterv ---- */
+
+/* Rank r's input element i: small, so float sums are exact. */
+static int64_t rs_value(int r, size_t i) { return (int64_t)((r * 5 + (int)(i % 11) * 3) % 7) - 3; }
+
+typedef struct {
+  pccl_dtype_t t;
+  pccl_op_t op;
+} rs_pair_t;
+
+/* Element i of every rank's input reduced, stored as t at dst. */
+static void rs_reference(rs_pair_t k, size_t i, void *dst) {
+  int64_t v0 = rs_value(0, i);
+  uint64_t sum = (uint64_t)v0, prod = (uint64_t)v0, x = (uint64_t)v0;
+  int64_t mn = v0;
+  for (int r = 1; r < g_size; r++) {
+    int64_t v = rs_value(r, i);
+    sum += (uint64_t)v, prod *= (uint64_t)v, x ^= (uint64_t)v;
+    if (v < mn) mn = v;
+  }
+  switch (k.t) {
+    case PCCL_INT32: { int32_t o = (int32_t)(uint32_t)sum; memcpy(dst, &o, sizeof o); return; }
+    case PCCL_INT8: { int8_t o = (int8_t)(uint8_t)prod; memcpy(dst, &o, sizeof o); return; }
+    case PCCL_FLOAT32: { float o = (float)(int64_t)sum; memcpy(dst, &o, sizeof o); return; }
+    case PCCL_FLOAT64: { double o = (double)(int64_t)sum / g_size; memcpy(dst, &o, sizeof o); return; }
+    case PCCL_INT16: { int16_t o = (int16_t)(uint16_t)x; memcpy(dst, &o, sizeof o); return; }
+    default: { uint64_t o = (uint64_t)(mn + 3); memcpy(dst, &o, sizeof o); return; } /* uint64 min */
+  }
+}
+
+static void rs_store(pccl_dtype_t t, int64_t v, void *dst) {
+  switch (t) {
+    case PCCL_INT32: { int32_t o = (int32_t)v; memcpy(dst, &o, sizeof o); return; }
+    case PCCL_INT8: { int8_t o = (int8_t)v; memcpy(dst, &o, sizeof o); return; }
+    case PCCL_FLOAT32: { float o = (float)v; memcpy(dst, &o, sizeof o); return; }
+    case PCCL_FLOAT64: { double o = (double)v; memcpy(dst, &o, sizeof o); return; }
+    case PCCL_INT16: { int16_t o = (int16_t)v; memcpy(dst, &o, sizeof o); return; }
+    default: { uint64_t o = (uint64_t)(v + 3); memcpy(dst, &o, sizeof o); return; }
+  }
+}
+
+static void one_rs(pccl_comm_t *comm, rs_pair_t k, int pattern, size_t base, int inplace) {
+  size_t es = pccl_dtype_size(k.t), count[64], place[64];
+  layout_t l = {count, place, 0, 0};
+  make(&l, pattern, base, 0);
+  size_t total = 0;
+  for (int r = 0; r < g_size; r++) total += count[r];
+  size_t mine = count[g_rank], at = place[g_rank];
+  uint8_t *send = malloc(total * es + es), *recv = malloc(mine * es + es);
+  for (size_t i = 0; i < total; i++) {
+    int64_t v = rs_value(g_rank, i);
+    rs_store(k.t, k.t == PCCL_UINT64 ? v : v, send + i * es);
+  }
+  memset(recv, FILL, mine * es + es);
+  uint8_t *out = inplace ? send + at * es : recv;
+  pccl_status_t st = pccl_reduce_scatterv(send, out, count, k.t, k.op, comm);
+  char what[200];
+  snprintf(what, sizeof what, "reduce_scatterv %s %s pattern %d base %zu%s: %s (%s)",
+           pccl_dtype_name(k.t), pccl_op_name(k.op), pattern, base, inplace ? " in place" : "",
+           pccl_status_string(st), st == PCCL_OK ? pccl_comm_last_algo(comm) : pccl_last_error(comm));
+  expect(st == PCCL_OK, what);
+  size_t bad = SIZE_MAX;
+  uint8_t want[16];
+  for (size_t i = 0; i < mine && bad == SIZE_MAX; i++) {
+    rs_reference(k, at + i, want);
+    if (memcmp(out + i * es, want, es) != 0) bad = i;
+  }
+  if (!inplace)
+    for (size_t b = mine * es; b < mine * es + es; b++)
+      if (recv[b] != FILL) bad = mine; /* past the block */
+  if (bad != SIZE_MAX) snprintf(what + strlen(what), sizeof what - strlen(what), ": element %zu", bad);
+  expect(bad == SIZE_MAX, what);
+  free(send), free(recv);
+}
+
 /* Errors, the same on every rank, and recvbuf untouched. */
 static void errors(pccl_comm_t *comm) {
   size_t p = (size_t)g_size, count[64], place[64];
@@ -156,11 +234,14 @@ static void mismatch(pccl_comm_t *comm) {
   int32_t send[8] = {0}, recv[8 * 64];
   for (int r = 0; r < g_size; r++) count[r] = (size_t)(r % 2 + 1);
   if (g_rank == 0) count[g_size - 1] += 1, count[0] -= 1; /* the same sum, spread otherwise */
-  pccl_status_t st = pccl_allgatherv(send, recv, count, NULL, PCCL_INT32, comm);
-  char what[300];
-  snprintf(what, sizeof what, "counts that differ between ranks: %s (%s)", pccl_status_string(st),
-           pccl_last_error(comm));
-  expect(st == PCCL_ERR_MISMATCH && strstr(pccl_last_error(comm), "count"), what);
+  for (int rs = 0; rs < 2; rs++) {
+    pccl_status_t st = rs ? pccl_reduce_scatterv(recv, send, count, PCCL_INT32, PCCL_SUM, comm)
+                          : pccl_allgatherv(send, recv, count, NULL, PCCL_INT32, comm);
+    char what[300];
+    snprintf(what, sizeof what, "%s counts that differ between ranks: %s (%s)",
+             rs ? "reduce_scatterv" : "allgatherv", pccl_status_string(st), pccl_last_error(comm));
+    expect(st == PCCL_ERR_MISMATCH && strstr(pccl_last_error(comm), "count"), what);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -186,6 +267,12 @@ int main(int argc, char **argv) {
         for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
           for (int placed = 0; placed < 3; placed++)
             one(comm, types[t], pattern, bases[b], placed, (int)((t + b + (size_t)placed) % 2));
+    const rs_pair_t pairs[] = {{PCCL_INT32, PCCL_SUM},  {PCCL_INT8, PCCL_PROD},  {PCCL_FLOAT32, PCCL_SUM},
+                               {PCCL_FLOAT64, PCCL_AVG}, {PCCL_UINT64, PCCL_MIN}, {PCCL_INT16, PCCL_BXOR}};
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
+      for (int pattern = 0; pattern < 5; pattern++)
+        for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
+          one_rs(comm, pairs[k], pattern, bases[b], (int)((k + b + (size_t)pattern) % 2));
     errors(comm);
   }
   pccl_comm_destroy(comm);
