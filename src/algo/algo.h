@@ -191,7 +191,10 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     "recursive halving over blocks of any size (recmul with k=2); any p (fold)",                  \
     pccl_gen_rs_recmul)                                                                           \
   X(REDUCE_SCATTERV_RECMUL, REDUCE_SCATTERV, "recmul", 4, 1,                                      \
-    "recursive multiplying, radix k, over blocks of any size; any p (fold)", pccl_gen_rs_recmul)
+    "recursive multiplying, radix k, over blocks of any size; any p (fold)", pccl_gen_rs_recmul)  \
+  X(REDUCE_SCATTERV_SEG, REDUCE_SCATTERV, "seg", 0, 0,                                            \
+    "node segment: each rank copies its input in, reduces its own block from every peer's "      \
+    "slot; one node", pccl_gen_seg)
 
 /* Compressed (lossy) algorithms, zcoll.c: same columns. They run only for
  * the pccl_*_lossy calls, which run nothing else. */

@@ -21,6 +21,10 @@ pccl_status_t pccl_gen_seg(pccl_sb_t *sb, const pccl_coll_args_t *a) {
     send = a->boff ? a->boff[a->rank + 1] - a->boff[a->rank] : n;
     recv = a->boff ? a->boff[p] : p * n;
     break;
+  case PCCL_COLL_REDUCE_SCATTERV:
+    send = a->boff ? a->boff[p] : p * n;
+    recv = a->boff ? a->boff[a->rank + 1] - a->boff[a->rank] : n;
+    break;
   default: return PCCL_ERR_UNSUPPORTED;
   }
   pccl_sb_node(sb, a->coll, pccl_rg(PCCL_BUF_RECV, 0, recv), pccl_rg(PCCL_BUF_SEND, 0, send));

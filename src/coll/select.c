@@ -154,7 +154,9 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLGATHERV, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHERV_SEG, 1, 0},
     {PCCL_COLL_ALLGATHERV, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHERV_BRUCK, 0, 0},
     {PCCL_COLL_ALLGATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHERV_RING, 0, 0},
-    /* Reduce-scatterv: the reduce-scatter's flat rows (no segment). */
+    /* Reduce-scatterv: the reduce-scatter's rows. */
+    {PCCL_COLL_REDUCE_SCATTERV, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_SEG, 1, 0},
+    {PCCL_COLL_REDUCE_SCATTERV, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_SEG, 1, 0},
     {PCCL_COLL_REDUCE_SCATTERV, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RECHALV, 0, 0},
     {PCCL_COLL_REDUCE_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RING, 0, 0},
 };

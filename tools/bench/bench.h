@@ -34,9 +34,9 @@ typedef struct {
 typedef struct {
   pccl_coll_t coll;
   const char *forced_algo; /* NULL: automatic selection */
-  size_t count;            /* the count argument pccl and MPI get (all-gatherv: the mean) */
-  /* all-gatherv: every rank's count (allgatherv_counts), and MPI's int
-   * counts and packed displacements */
+  size_t count;            /* the count argument pccl and MPI get (v-collectives: the mean) */
+  /* the v-collectives: every rank's count (allgatherv_counts), and MPI's
+   * int counts and packed displacements */
   const size_t *vcounts;
   const int *mcounts, *mdispls;
 } bench_case_t;
@@ -69,7 +69,7 @@ double bus_factor(pccl_coll_t coll, int nranks);
 size_t send_elements(pccl_coll_t coll, size_t count, int nranks);
 size_t recv_elements(pccl_coll_t coll, size_t count, int nranks);
 
-/* An all-gatherv's counts: a ramp, rank r's count about 2 (r + 1) / (p + 1)
+/* A v-collective's counts: a ramp, rank r's count about 2 (r + 1) / (p + 1)
  * times the mean, summing to exactly nranks x mean (the largest near twice
  * the mean, the smallest near 2 / (p + 1) of it). */
 void allgatherv_counts(size_t mean, int nranks, size_t *counts);

@@ -32,7 +32,8 @@ static void abort_out_of_memory(void) {
 
 bool is_reduction(pccl_coll_t coll) {
   return coll == PCCL_COLL_REDUCE_SCATTER || coll == PCCL_COLL_ALLREDUCE ||
-         coll == PCCL_COLL_REDUCE || coll == PCCL_COLL_SCAN || coll == PCCL_COLL_EXSCAN;
+         coll == PCCL_COLL_REDUCE || coll == PCCL_COLL_SCAN || coll == PCCL_COLL_EXSCAN ||
+         coll == PCCL_COLL_REDUCE_SCATTERV;
 }
 
 bool is_rooted(pccl_coll_t coll) {
@@ -70,11 +71,12 @@ void allgatherv_counts(size_t mean, int nranks, size_t *counts) {
 size_t send_elements(pccl_coll_t coll, size_t count, int nranks) {
   if (coll == PCCL_COLL_ALLGATHERV) return nranks > 1 ? 2 * count : count; /* the largest block */
   bool whole = coll == PCCL_COLL_REDUCE_SCATTER || coll == PCCL_COLL_SCATTER ||
-               coll == PCCL_COLL_ALLTOALL;
+               coll == PCCL_COLL_ALLTOALL || coll == PCCL_COLL_REDUCE_SCATTERV;
   return whole ? (size_t)nranks * count : count;
 }
 
 size_t recv_elements(pccl_coll_t coll, size_t count, int nranks) {
+  if (coll == PCCL_COLL_REDUCE_SCATTERV) return nranks > 1 ? 2 * count : count; /* the largest block */
   bool whole = coll == PCCL_COLL_ALLGATHER || coll == PCCL_COLL_GATHER ||
                coll == PCCL_COLL_ALLTOALL || coll == PCCL_COLL_ALLGATHERV;
   return whole ? (size_t)nranks * count : count;
@@ -141,6 +143,8 @@ pccl_status_t run_pccl(const bench_t *b, const bench_case_t *c) {
   case PCCL_COLL_SCAN: return pccl_scan(send, recv, count, dtype, op, b->comm);
   case PCCL_COLL_EXSCAN: return pccl_exscan(send, recv, count, dtype, op, b->comm);
   case PCCL_COLL_ALLGATHERV: return pccl_allgatherv(send, recv, c->vcounts, NULL, dtype, b->comm);
+  case PCCL_COLL_REDUCE_SCATTERV:
+    return pccl_reduce_scatterv(send, recv, c->vcounts, dtype, op, b->comm);
   default: return pccl_alltoall(send, recv, count, dtype, b->comm); /* alltoall */
   }
 }
@@ -172,6 +176,7 @@ void run_mpi(const bench_t *b, const bench_case_t *c) {
   case PCCL_COLL_ALLGATHERV:
     MPI_Allgatherv(send, c->mcounts[b->rank], type, recv, c->mcounts, c->mdispls, type, world);
     break;
+  case PCCL_COLL_REDUCE_SCATTERV: MPI_Reduce_scatter(send, recv, c->mcounts, type, op, world); break;
   default: MPI_Alltoall(send, count, type, recv, count, type, world); break; /* alltoall */
   }
 }

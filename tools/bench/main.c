@@ -224,7 +224,7 @@ static void benchmark_size(bench_t *b, pccl_coll_t coll, const char *forced_algo
   if (c.count == 0) return;
   size_t p = (size_t)b->nranks, *vcounts = NULL;
   int *mcounts = NULL;
-  if (coll == PCCL_COLL_ALLGATHERV) {
+  if (coll == PCCL_COLL_ALLGATHERV || coll == PCCL_COLL_REDUCE_SCATTERV) {
     vcounts = malloc(p * sizeof *vcounts);
     mcounts = malloc(2 * p * sizeof *mcounts);
     if (!vcounts || !mcounts) abort_on_pccl_error(NULL, PCCL_ERR_NO_MEMORY, "allocating counts");

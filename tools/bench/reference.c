@@ -200,6 +200,11 @@ static element_t expected_element(const bench_t *b, const bench_case_t *c,
   pccl_dtype_t dtype = b->opts.dtype;
   size_t my_block = (size_t)b->rank * c->count;
   int source_rank = (int)(k / c->count);
+  if (c->coll == PCCL_COLL_REDUCE_SCATTERV) { /* this rank's block of the reduced vector */
+    size_t first = 0;
+    for (int r = 0; r < b->rank; r++) first += c->vcounts[r];
+    return reduced[(first + k) % PATTERN_PERIOD];
+  }
   if (c->coll == PCCL_COLL_ALLGATHERV) { /* the packed blocks: whose holds k */
     size_t first = 0;
     int r = 0;
@@ -227,6 +232,7 @@ static size_t checked_elements(const bench_t *b, const bench_case_t *c) {
   bool root_only = c->coll == PCCL_COLL_REDUCE || c->coll == PCCL_COLL_GATHER;
   if (root_only && b->rank != b->opts.root) return 0;
   if (c->coll == PCCL_COLL_EXSCAN && b->rank == 0) return 0; /* left alone */
+  if (c->coll == PCCL_COLL_REDUCE_SCATTERV) return c->vcounts[b->rank];
   return recv_elements(c->coll, c->count, b->nranks);
 }
 

@@ -2,8 +2,9 @@
  * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Allreduce, MPI_Bcast and
  * MPI_Reduce (root 0) on float32 sums, or on another predefined datatype
  * and op (-t TYPE:OP), MPI_Barrier (-c barrier: one row, 0 bytes), and
- * MPI_Scan and MPI_Exscan (-c scan,exscan), MPI_Allgatherv (-c allgatherv:
- * counts rising with the rank, pccl-bench's),
+ * MPI_Scan and MPI_Exscan (-c scan,exscan), MPI_Allgatherv and
+ * MPI_Reduce_scatter (-c allgatherv,reducescatterv: counts rising with the
+ * rank, pccl-bench's),
  * for timing an MPI program with and without libpccl_mpi.so preloaded
  * (scripts/dropin-bench.sh runs both and prints the ratios). Sizes and bus
  * bandwidth follow nccl-tests and pccl-bench: all-gather and reduce-scatter
@@ -12,7 +13,7 @@
  * of `rounds` blocks, each block timed by its slowest rank.
  *   pccl-mpibench [-b MIN] [-e MAX]
  *                 [-c allgather,reducescatter,allreduce,broadcast,reduce,barrier,scan,exscan,
- *                     allgatherv]
+ *                     allgatherv,reducescatterv]
  *                 [-t TYPE:OP] [-r ROUNDS] [--csv FILE]
  * TYPE: float double int short char byte c_bool float_int double_int 2int;
  * OP: sum prod min max land lor lxor band bor bxor maxloc minloc. Sizes
@@ -23,11 +24,12 @@
 #include <string.h>
 
 typedef enum {
-  ALLGATHER, REDUCESCATTER, ALLREDUCE, BROADCAST, REDUCE, BARRIER, SCAN, EXSCAN, ALLGATHERV, NCOLLS
+  ALLGATHER, REDUCESCATTER, ALLREDUCE, BROADCAST, REDUCE, BARRIER, SCAN, EXSCAN, ALLGATHERV,
+  REDUCESCATTERV, NCOLLS
 } coll_t;
 static const char *const coll_names[NCOLLS] = {"allgather", "reducescatter", "allreduce",
                                                "broadcast", "reduce", "barrier", "scan", "exscan",
-                                               "allgatherv"};
+                                               "allgatherv", "reducescatterv"};
 
 static int rank, nranks;
 
@@ -72,7 +74,7 @@ static void parse_type(const char *spec) {
   dtype = types[t].dt, op = ops[o].op;
 }
 
-/* MPI_Allgatherv's counts for a mean of `count` per rank: a ramp, rank r
+/* MPI_Allgatherv's and MPI_Reduce_scatter's counts for a mean of `count` per rank: a ramp, rank r
  * about 2 (r + 1) / (p + 1) times the mean, summing to p x count (as
  * pccl-bench -c allgatherv); the blocks packed. */
 static int *vcounts, *vdispls;
@@ -91,6 +93,7 @@ static void run_once(coll_t coll, void *send, void *recv, int count) {
   case ALLGATHERV:
     MPI_Allgatherv(send, vcounts[rank], dtype, recv, vcounts, vdispls, dtype, MPI_COMM_WORLD);
     break;
+  case REDUCESCATTERV: MPI_Reduce_scatter(send, recv, vcounts, dtype, op, MPI_COMM_WORLD); break;
   case ALLGATHER: MPI_Allgather(send, count, dtype, recv, count, dtype, MPI_COMM_WORLD); break;
   case REDUCESCATTER: MPI_Reduce_scatter_block(send, recv, count, dtype, op, MPI_COMM_WORLD); break;
   case BROADCAST: MPI_Bcast(recv, count, dtype, 0, MPI_COMM_WORLD); break;
@@ -112,7 +115,7 @@ static void parse_colls(const char *list, int want[NCOLLS]) {
       if (strlen(coll_names[c]) == len && !strncmp(p, coll_names[c], len)) want[c] = found = 1;
     if (!found)
       die("-c takes a comma list of allgather, reducescatter, allreduce, broadcast, reduce, barrier, "
-          "scan, exscan, allgatherv");
+          "scan, exscan, allgatherv, reducescatterv");
     p += len + (p[len] == ',');
   }
   int any = 0;
@@ -137,7 +140,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   size_t min_bytes = 1024, max_bytes = 64u << 20;
-  int rounds = 3, want[NCOLLS] = {1, 1, 1, 1, 1, 0, 0, 0, 0};
+  int rounds = 3, want[NCOLLS] = {1, 1, 1, 1, 1, 0, 0, 0, 0, 0};
   const char *csv_path = NULL, *type_spec = "float:sum";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -170,9 +173,10 @@ int main(int argc, char **argv) {
     if (!want[c]) continue;
     if (rank == 0) printf("\n# %s\n%12s %12s %12s\n", coll_names[c], "bytes", "time_us", "busbw");
     for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
-      size_t per = c == ALLGATHER || c == REDUCESCATTER || c == ALLGATHERV ? (size_t)nranks : 1;
+      size_t per = c == ALLGATHER || c == REDUCESCATTER || c == ALLGATHERV || c == REDUCESCATTERV
+                       ? (size_t)nranks : 1;
       int count = (int)(bytes / (size_t)extent / per);
-      if (c == ALLGATHERV) set_vcounts(count);
+      if (c == ALLGATHERV || c == REDUCESCATTERV) set_vcounts(count);
       if (c == BARRIER && bytes != min_bytes) break; /* it moves nothing: one row, 0 bytes */
       if (count == 0 && c != BARRIER) continue;
       for (int i = 0; i < 3; i++) run_once((coll_t)c, send, recv, count);

@@ -47,9 +47,9 @@ static void usage(FILE *out) {
         "  --ranks N            ranks to simulate, 1 to 1048576; required\n"
         "  --ranks-per-node M   consecutive ranks per node (default: the profile's)\n"
         "  -c COLL              allgather, reducescatter, allreduce, broadcast, reduce,\n"
-        "                       scatter, gather, alltoall, scan, exscan or allgatherv\n"
-        "                       (equal blocks: the simulator takes no counts; default\n"
-        "                       allgather)\n"
+        "                       scatter, gather, alltoall, scan, exscan, allgatherv or\n"
+        "                       reducescatterv (the v-collectives with equal blocks:\n"
+        "                       the simulator takes no counts; default allgather)\n"
         "  -a LIST              comma list of NAME or NAME:K (k of a parameterized\n"
         "                       algorithm), or all: every registered one, the\n"
         "                       compressed (lossy) ones included (default all)\n"
@@ -58,8 +58,9 @@ static void usage(FILE *out) {
         "                       streams as large as the data); plain ones ignore it\n"
         "  -b SIZE              smallest size in bytes (default 1K); K, M, G are powers\n"
         "                       of 1024; sizes as pccl-bench: all-gather, reduce-scatter,\n"
-        "                       scatter, gather, all-to-all, all-gatherv count the whole vector\n"
-        "                       (count x ranks), the others one rank's\n"
+        "                       scatter, gather, all-to-all and the v-collectives count\n"
+        "                       the whole vector (count x ranks), the others one\n"
+        "                       rank's\n"
         "  -e SIZE              largest size in bytes (default 64M)\n"
         "  -f FACTOR            integer size factor, at least 2 (default 2)\n"
         "  -t DTYPE             element type: int8, uint8, int32, uint32, int64, uint64,\n"
@@ -190,7 +191,8 @@ static int parse_args(int argc, char **argv, options_t *o, char *err) {
 
 static int whole_vector(pccl_coll_t c) {
   return c == PCCL_COLL_ALLGATHER || c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_SCATTER ||
-         c == PCCL_COLL_GATHER || c == PCCL_COLL_ALLTOALL || c == PCCL_COLL_ALLGATHERV;
+         c == PCCL_COLL_GATHER || c == PCCL_COLL_ALLTOALL || c == PCCL_COLL_ALLGATHERV ||
+         c == PCCL_COLL_REDUCE_SCATTERV;
 }
 
 /* nccl-tests' factor from algorithm bandwidth to bus bandwidth. */

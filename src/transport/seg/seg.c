@@ -363,6 +363,30 @@ static pccl_status_t allgatherv_round(run_t *x, uint64_t n, size_t off, size_t m
   return st;
 }
 
+/* The reduce-scatter's round over blocks of their own sizes: a rank's part
+ * holds what each block has of elements [off, off + m), back to back, and
+ * rank r reduces block r's piece out of every part. */
+static pccl_status_t reduce_scatterv_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t es = x->es, bytes = 0, skip = 0;
+  for (int b = 0; b < s->n; b++) {
+    if (b == s->me) skip = bytes;
+    bytes += within(c->counts[b], off, m) * es;
+  }
+  pccl_status_t st = wait_free(s, n, bytes, &x->w);
+  if (st != PCCL_OK) return st;
+  unsigned char *dst = part(s, s->me, n, bytes);
+  for (int b = 0, at = 0; b < s->n; b++) {
+    size_t len = within(c->counts[b], off, m) * es;
+    memcpy(dst + at, in_at(x, c->sendbuf, c->places[b] + off), len);
+    at += (int)len;
+  }
+  publish(s, n, bytes, x->digest);
+  return reduce_parts(x, n, bytes, skip, out_at(x, c->recvbuf, off), within(c->counts[s->me], off, m),
+                      NULL);
+}
+
 static pccl_status_t broadcast_round(run_t *x, uint64_t n, size_t off, size_t m) {
   const pccl_seg_call_t *c = x->c;
   pccl_seg_t *s = x->s;
@@ -413,6 +437,7 @@ static const seg_coll_t colls[PCCL_COLL_COUNT] = {
     [PCCL_COLL_SCAN] = {scan_round, 0, 1},
     [PCCL_COLL_EXSCAN] = {scan_round, 0, 1},
     [PCCL_COLL_ALLGATHERV] = {allgatherv_round, 0, 1},
+    [PCCL_COLL_REDUCE_SCATTERV] = {reduce_scatterv_round, 1, 1},
 };
 static const seg_coll_t allreduce_split = {allreduce_split_round, 0, 2};
 
@@ -456,7 +481,7 @@ static uint64_t digest_of(const pccl_seg_call_t *c, int nranks) {
   uint64_t h = (uint64_t)c->count * 0x9E3779B97F4A7C15ull;
   h ^= ((uint64_t)c->coll << 56) | ((uint64_t)c->dtype << 48) |
        ((reduces ? (uint64_t)c->op : 0xff) << 40) | (rooted ? (uint32_t)c->root : 0);
-  for (int r = 0; c->coll == PCCL_COLL_ALLGATHERV && r < nranks; r++)
+  for (int r = 0; c->counts && r < nranks; r++)
     h = (h ^ c->counts[r]) * 0x100000001B3ull; /* the counts, which every rank passes alike */
   return h;
 }

@@ -63,8 +63,9 @@ typedef struct {
   pccl_op_t op;
   int root;
   int inplace; /* sendbuf is the in-place part of recvbuf */
-  /* all-gatherv: every rank's count and the place of its block in recvbuf
-   * (elements); count is then the largest of the counts */
+  /* all-gatherv and reduce-scatterv: every rank's count and the place of
+   * its block (in recvbuf, or in sendbuf; elements); count is then the
+   * largest of the counts; NULL otherwise */
   const size_t *counts, *places;
 } pccl_seg_call_t;
 
