@@ -3,7 +3,8 @@
  * exscan's rank 0 keeps its receive buffer), in place or not, over datatypes
  * and ops that cover wrap-around, 16-bit floats, bitwise ops, (value, index)
  * pairs and the AVG division, at counts that leave tails; and the
- * all-gatherv of uneven blocks, packed or placed apart. Each device
+ * all-gatherv and reduce-scatterv of uneven blocks (the all-gatherv's packed
+ * or placed apart). Each device
  * result must equal, bit for bit, the same call on host buffers run by the
  * same algorithm (on a second communicator: the node segment, which a host
  * call may get, reduces in another order), which tests/mpi checks against
@@ -156,6 +157,41 @@ static void one_v(pccl_dtype_t t, size_t base, int placed, int inplace, pccl_com
   free(hs), free(hr), free(got);
 }
 
+/* A reduce-scatterv on device buffers against the same on host buffers:
+ * uneven counts with an empty block, in place or not. */
+static void one_rsv(pccl_dtype_t t, pccl_op_t op, size_t base, int inplace, pccl_comm_t *comm) {
+  size_t es = pccl_dtype_size(t), counts[64], total = 0, at = 0;
+  for (int r = 0; r < g_size; r++) {
+    counts[r] = r % 3 == 1 ? 0 : base * (size_t)(r % 2 + 1);
+    if (r == g_rank) at = total;
+    total += counts[r];
+  }
+  size_t sb = total * es + es, rb = counts[g_rank] * es + es;
+  uint8_t *hs = malloc(sb), *hr = malloc(rb), *got = malloc(sb);
+  fill(hs, sb, (unsigned)(g_rank * 7 + base));
+  fill(hr, rb, (unsigned)(g_rank * 3 + base));
+  uint8_t *ds = dmalloc(sb), *dr = dmalloc(rb);
+  cudaMemcpy(ds, hs, sb, cudaMemcpyHostToDevice);
+  cudaMemcpy(dr, hr, rb, cudaMemcpyHostToDevice);
+  pccl_status_t b = pccl_reduce_scatterv(ds, inplace ? ds + at * es : dr, counts, t, op, comm);
+  char algo[80];
+  snprintf(algo, sizeof algo, "%s", b == PCCL_OK ? pccl_comm_last_algo(comm) : "auto");
+  pccl_status_t f = pccl_comm_set_algo(g_ref, PCCL_COLL_REDUCE_SCATTERV, algo);
+  if (f != PCCL_OK) f = pccl_comm_set_algo(g_ref, PCCL_COLL_REDUCE_SCATTER, algo); /* equal counts */
+  pccl_status_t a = pccl_reduce_scatterv(hs, inplace ? hs + at * es : hr, counts, t, op, g_ref);
+  char what[200];
+  snprintf(what, sizeof what, "reduce_scatterv %s %s base %zu%s: host %s, device %s (%s)",
+           pccl_dtype_name(t), pccl_op_name(op), base, inplace ? " in place" : "",
+           pccl_status_string(a), pccl_status_string(b), b == PCCL_OK ? algo : pccl_last_error(comm));
+  expect(f == PCCL_OK && a == PCCL_OK && b == PCCL_OK, what);
+  cudaMemcpy(got, ds, sb, cudaMemcpyDeviceToHost);
+  expect(memcmp(got, hs, sb) == 0, what);
+  cudaMemcpy(got, dr, rb, cudaMemcpyDeviceToHost);
+  expect(memcmp(got, hr, rb) == 0, what);
+  cudaFree(ds), cudaFree(dr);
+  free(hs), free(hr), free(got);
+}
+
 static void refusals(pccl_comm_t *comm) {
   float *d = dmalloc(64 * sizeof(float)), h[64] = {0};
   expect(pccl_allreduce(d, h, 64, PCCL_FLOAT32, PCCL_SUM, comm) == PCCL_ERR_INVALID_ARGUMENT,
@@ -198,6 +234,12 @@ int main(int argc, char **argv) {
     for (int placed = 0; placed < 2; placed++)
       for (int inplace = 0; inplace < 2; inplace++)
         one_v(b % 2 ? PCCL_FLOAT16 : PCCL_FLOAT32, bases[b], placed, inplace, comm);
+  for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
+    for (int inplace = 0; inplace < 2; inplace++) {
+      one_rsv(PCCL_FLOAT32, PCCL_SUM, bases[b], inplace, comm);
+      one_rsv(PCCL_BFLOAT16, PCCL_AVG, bases[b], inplace, comm);
+      one_rsv(PCCL_INT8, PCCL_PROD, bases[b], inplace, comm);
+    }
   refusals(comm);
   pccl_comm_destroy(comm);
   pccl_comm_destroy(g_ref);
