@@ -147,8 +147,9 @@ static const rule_t rules[] = {
     /* All-gatherv (blocks of unequal size; equal ones run as an all-gather):
      * the all-gather's flat rows, but across nodes recursive doubling takes
      * the small sizes: emulated 4 nodes x 2 ranks, 10 Gbit/s, pccl-bench -c
-     * allgatherv -a ring,recdbl,bruck at 1-64 KiB: recdbl 1.05-1.30x Open
-     * MPI, bruck 1.00-1.09x, ring 0.53-0.68x (docs/results/allgatherv). */
+     * allgatherv -a ring,recdbl,bruck at 1-64 KiB: recdbl 1.25-1.35x Open
+     * MPI at 1-16 KiB and 0.98x at 64 KiB, bruck 0.97-1.03x, ring
+     * 0.54-0.72x (docs/results/allgatherv/emu-4x2-10gbit-algos.txt). */
     {PCCL_COLL_ALLGATHERV, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLGATHERV_RECDBL, 0, 0},
     {PCCL_COLL_ALLGATHERV, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHERV_SEG, 1, 0},
     {PCCL_COLL_ALLGATHERV, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHERV_SEG, 1, 0},

@@ -183,6 +183,54 @@ static void one_rs(pccl_comm_t *comm, rs_pair_t k, int pattern, size_t base, int
   free(send), free(recv);
 }
 
+/* The reduce-scatterv's argument errors (counts: 2 per rank, 3 on the last,
+ * so unequal from 2 ranks), each leaving recvbuf alone; then a rank whose
+ * block is empty may pass a NULL recvbuf. */
+static void rs_errors(pccl_comm_t *comm, const size_t *count) {
+  size_t p = (size_t)g_size, own = 2 * (size_t)g_rank, huge[64], one_empty[64];
+  int32_t all[4 * 64 + 8], out[4] = {1, 2, 3, 4};
+  memset(all, FILL, sizeof all);
+  struct {
+    const char *what, *says;
+    pccl_status_t want;
+    const void *s;
+    void *r;
+    const size_t *c;
+    pccl_dtype_t t;
+    pccl_op_t op;
+  } cases[] = {
+      {"NULL recvcounts", "recvcounts", PCCL_ERR_INVALID_ARGUMENT, all, out, NULL, PCCL_INT32, PCCL_SUM},
+      {"NULL sendbuf", "sendbuf", PCCL_ERR_INVALID_ARGUMENT, NULL, out, count, PCCL_INT32, PCCL_SUM},
+      {"NULL recvbuf", "recvbuf", PCCL_ERR_INVALID_ARGUMENT, all, NULL, count, PCCL_INT32, PCCL_SUM},
+      {"misaligned sendbuf", "aligned", PCCL_ERR_INVALID_ARGUMENT, (char *)all + 2, out, count, PCCL_INT32,
+       PCCL_SUM},
+      {"recvbuf inside sendbuf, not at its block", "in-place", PCCL_ERR_INVALID_ARGUMENT, all,
+       all + own + 1, count, PCCL_INT32, PCCL_SUM},
+      {"an unknown op", "operation", PCCL_ERR_INVALID_OP, all, out, count, PCCL_INT32, (pccl_op_t)99},
+      {"bxor on float32", "not defined", PCCL_ERR_INVALID_OP, all, out, count, PCCL_FLOAT32, PCCL_BXOR},
+      {"an unknown datatype", "datatype", PCCL_ERR_INVALID_DTYPE, all, out, count, (pccl_dtype_t)99,
+       PCCL_SUM},
+      {"counts past PTRDIFF_MAX bytes", "PTRDIFF_MAX", PCCL_ERR_OVERFLOW, all, out, huge, PCCL_INT32,
+       PCCL_SUM},
+  };
+  for (size_t r = 0; r < p; r++) huge[r] = r + 1 == p ? SIZE_MAX / 2 : 1;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    pccl_status_t st = pccl_reduce_scatterv(cases[i].s, cases[i].r, cases[i].c, cases[i].t, cases[i].op, comm);
+    char what[240];
+    snprintf(what, sizeof what, "reduce_scatterv %s: %s (%s)", cases[i].what, pccl_status_string(st),
+             pccl_last_error(comm));
+    expect(st == cases[i].want && strstr(pccl_last_error(comm), cases[i].says), what);
+  }
+  expect(out[0] == 1 && out[1] == 2 && out[2] == 3 && out[3] == 4,
+         "reduce_scatterv: a call that fails validation writes nothing to recvbuf");
+  for (size_t r = 0; r < p; r++) one_empty[r] = r == 0 ? 0 : 2;
+  pccl_status_t st = pccl_reduce_scatterv(all, g_rank == 0 ? NULL : out, one_empty, PCCL_INT32,
+                                          PCCL_SUM, comm);
+  uint32_t fill = 0x01010101u * FILL, want = fill * (uint32_t)g_size; /* wraps */
+  int ok = st == PCCL_OK && (g_rank == 0 || ((uint32_t)out[0] == want && (uint32_t)out[1] == want));
+  expect(ok, "reduce_scatterv: rank 0's block empty and its recvbuf NULL, the others get their sums");
+}
+
 /* Errors, the same on every rank, and recvbuf untouched. */
 static void errors(pccl_comm_t *comm) {
   size_t p = (size_t)g_size, count[64], place[64];
@@ -225,6 +273,9 @@ static void errors(pccl_comm_t *comm) {
   /* zero counts everywhere: nothing to do, NULL buffers allowed */
   size_t zero[64] = {0};
   expect(pccl_allgatherv(NULL, NULL, zero, NULL, PCCL_INT32, comm) == PCCL_OK, "all counts zero");
+  expect(pccl_reduce_scatterv(NULL, NULL, zero, PCCL_INT32, PCCL_SUM, comm) == PCCL_OK,
+         "reduce_scatterv: all counts zero");
+  rs_errors(comm, count);
 }
 
 /* PCCL_CHECK=1: rank 0 passes other counts than the rest, with the same

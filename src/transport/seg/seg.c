@@ -377,10 +377,11 @@ static pccl_status_t reduce_scatterv_round(run_t *x, uint64_t n, size_t off, siz
   pccl_status_t st = wait_free(s, n, bytes, &x->w);
   if (st != PCCL_OK) return st;
   unsigned char *dst = part(s, s->me, n, bytes);
-  for (int b = 0, at = 0; b < s->n; b++) {
+  size_t at = 0;
+  for (int b = 0; b < s->n; b++) {
     size_t len = within(c->counts[b], off, m) * es;
     memcpy(dst + at, in_at(x, c->sendbuf, c->places[b] + off), len);
-    at += (int)len;
+    at += len;
   }
   publish(s, n, bytes, x->digest);
   return reduce_parts(x, n, bytes, skip, out_at(x, c->recvbuf, off), within(c->counts[s->me], off, m),
