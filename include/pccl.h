@@ -141,6 +141,9 @@ typedef enum {
   PCCL_COLL_EXSCAN = 9,
   PCCL_COLL_ALLGATHERV = 10,
   PCCL_COLL_REDUCE_SCATTERV = 11,
+  PCCL_COLL_GATHERV = 12,
+  PCCL_COLL_SCATTERV = 13,
+  PCCL_COLL_ALLTOALLV = 14,
   PCCL_COLL_COUNT
 } pccl_coll_t;
 
@@ -422,6 +425,46 @@ PCCL_API pccl_status_t pccl_allgatherv(const void *sendbuf, void *recvbuf,
 PCCL_API pccl_status_t pccl_reduce_scatterv(const void *sendbuf, void *recvbuf,
                                             const size_t *recvcounts, pccl_dtype_t dtype,
                                             pccl_op_t op, pccl_comm_t *comm);
+
+/* Gather of blocks that differ in size to the root, as MPI_Gatherv: rank r
+ * sends sendcount elements from sendbuf; the root receives rank i's block,
+ * recvcounts[i] elements, at recvbuf + displs[i] elements (NULL displs:
+ * packed in rank order). recvbuf, recvcounts and displs are read at the
+ * root only (NULL elsewhere is fine), and there recvcounts[root] must equal
+ * sendcount. In place, at the root: sendbuf == recvbuf + displs[root]
+ * elements. Blocks may be empty; bytes between them are left as they were;
+ * blocks that overlap in recvbuf are PCCL_ERR_INVALID_ARGUMENT. Only the
+ * root knows every count, so a rank whose sendcount differs from the
+ * root's recvcounts entry fails the call with a size mismatch, or, where
+ * one side expects nothing, leaves the other to PCCL_TIMEOUT. */
+PCCL_API pccl_status_t pccl_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                    const size_t *recvcounts, const size_t *displs,
+                                    pccl_dtype_t dtype, int root, pccl_comm_t *comm);
+
+/* Scatter of blocks that differ in size from the root, as MPI_Scatterv:
+ * the root sends rank i sendcounts[i] elements from sendbuf + displs[i]
+ * (NULL displs: packed in rank order); rank r receives recvcount elements
+ * in recvbuf. sendbuf, sendcounts and displs are read at the root only,
+ * and there sendcounts[root] must equal recvcount. In place, at the root:
+ * recvbuf == sendbuf + displs[root] elements. Counts as pccl_gatherv. */
+PCCL_API pccl_status_t pccl_scatterv(const void *sendbuf, const size_t *sendcounts,
+                                     const size_t *displs, void *recvbuf, size_t recvcount,
+                                     pccl_dtype_t dtype, int root, pccl_comm_t *comm);
+
+/* All-to-all of blocks that differ in size, as MPI_Alltoallv: this rank
+ * sends sendcounts[j] elements from sendbuf + sdispls[j] to rank j and
+ * receives recvcounts[j] elements from rank j at recvbuf + rdispls[j]
+ * (NULL sdispls or rdispls: packed in rank order). Rank i's sendcounts[j]
+ * must equal rank j's recvcounts[i]. In place (sendbuf == recvbuf, as
+ * MPI_IN_PLACE): the blocks sent are recvbuf's own, recvcounts[j] elements
+ * at rdispls[j], replaced by what rank j sends; sendcounts and sdispls are
+ * not read (every pair then exchanges blocks of one size); it needs at
+ * most 64 KiB of scratch. Blocks that overlap in recvbuf, and send and
+ * receive buffers that overlap otherwise, are PCCL_ERR_INVALID_ARGUMENT. */
+PCCL_API pccl_status_t pccl_alltoallv(const void *sendbuf, const size_t *sendcounts,
+                                      const size_t *sdispls, void *recvbuf,
+                                      const size_t *recvcounts, const size_t *rdispls,
+                                      pccl_dtype_t dtype, pccl_comm_t *comm);
 
 /* Prefix reductions, as MPI_Scan and MPI_Exscan. pccl_scan leaves in rank
  * r's recvbuf the reduction of the sendbufs of ranks 0..r; pccl_exscan that

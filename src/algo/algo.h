@@ -54,6 +54,13 @@ typedef struct {
    * simulator asks). */
   const size_t *boff;
   const size_t *displs;
+  /* gatherv and scatterv: boff and displs as above, at the root only;
+   * elsewhere count is the rank's own block. */
+  /* all-to-allv only: per rank, the counts and places (elements) of the
+   * blocks sent and received, nranks each: scounts | sdispls | rcounts |
+   * rdispls (in place, the send side repeats the receive side). NULL:
+   * blocks of count, packed. */
+  const size_t *a2a;
 } pccl_coll_args_t;
 
 typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
@@ -194,7 +201,16 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     "recursive multiplying, radix k, over blocks of any size; any p (fold)", pccl_gen_rs_recmul)  \
   X(REDUCE_SCATTERV_SEG, REDUCE_SCATTERV, "seg", 0, 0,                                            \
     "node segment: each rank copies its input in, reduces its own block from every peer's "      \
-    "slot; one node", pccl_gen_seg)
+    "slot; one node", pccl_gen_seg)                                                              \
+  X(GATHERV_LINEAR, GATHERV, "linear", 0, 0,                                                      \
+    "every rank sends its block straight to the root, all at once (only the root knows the "     \
+    "counts)", pccl_gen_gatherv_linear)                                                           \
+  X(SCATTERV_LINEAR, SCATTERV, "linear", 0, 0,                                                    \
+    "the root sends each rank its block straight, all at once (only the root knows the counts)", \
+    pccl_gen_scatterv_linear)                                                                     \
+  X(ALLTOALLV_PAIRWISE, ALLTOALLV, "pairwise", 0, 0,                                              \
+    "pairwise exchange over blocks of any size; p-1 steps; in place, swaps through 64 KiB of "    \
+    "scratch", pccl_gen_alltoallv_pairwise)
 
 /* Compressed (lossy) algorithms, zcoll.c: same columns. They run only for
  * the pccl_*_lossy calls, which run nothing else. */

@@ -49,7 +49,7 @@ const char *pccl_op_name(pccl_op_t op) {
 const char *pccl_coll_name(pccl_coll_t coll) {
   static const char *const names[PCCL_COLL_COUNT] = {
       "allgather", "reducescatter", "allreduce", "broadcast", "reduce", "scatter", "gather", "alltoall",
-      "scan", "exscan", "allgatherv", "reducescatterv"};
+      "scan", "exscan", "allgatherv", "reducescatterv", "gatherv", "scatterv", "alltoallv"};
   return (unsigned)coll < PCCL_COLL_COUNT ? names[coll] : "unknown";
 }
 

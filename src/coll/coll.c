@@ -31,6 +31,9 @@ typedef struct {
   int send_blocks; /* send buffer holds nranks*count (else count) */
   int recv_blocks;
   int send_root_only, recv_root_only;
+  /* each rank sees only its own counts (gatherv, scatterv, alltoallv): no
+   * decision may hang on sizes, and the scratch is bounded by a constant */
+  int own_counts;
 } coll_info_t;
 
 static const coll_info_t infos[PCCL_COLL_COUNT] = {
@@ -46,6 +49,9 @@ static const coll_info_t infos[PCCL_COLL_COUNT] = {
     [PCCL_COLL_EXSCAN] = {"pccl_exscan", 1, 0, 0, 0, 0, 0},
     [PCCL_COLL_ALLGATHERV] = {"pccl_allgatherv", 0, 0, 0, 1, 0, 0},
     [PCCL_COLL_REDUCE_SCATTERV] = {"pccl_reduce_scatterv", 1, 0, 1, 0, 0, 0},
+    [PCCL_COLL_GATHERV] = {"pccl_gatherv", 0, 1, 0, 1, 0, 1, 1},
+    [PCCL_COLL_SCATTERV] = {"pccl_scatterv", 0, 1, 1, 0, 1, 0, 1},
+    [PCCL_COLL_ALLTOALLV] = {"pccl_alltoallv", 0, 0, 1, 1, 0, 0, 1},
 };
 
 typedef struct {
@@ -60,9 +66,15 @@ typedef struct {
   pccl_lossy_t *lossy; /* a pccl_*_lossy call's options */
   int lossy_call;
   int piece; /* one piece of a streamed call (stream.c): runs as it is */
-  const size_t *counts, *displs; /* the v-collectives' (the caller's arrays) */
+  /* the v-collectives' (the caller's arrays): the counts of the buffer that
+   * holds every rank's block (the all-to-allv's receive side), and the
+   * all-to-allv's send side */
+  const size_t *counts, *displs;
+  const size_t *scounts, *sdispls;
   /* derived by validation */
-  const size_t *blocks; /* v-collectives: boff (nranks + 1), then displs unless packed */
+  /* v-collectives: boff (nranks + 1), then displs unless packed; the
+   * all-to-allv's: scounts | sdispls | rcounts | rdispls */
+  const size_t *blocks;
   size_t nblocks;
   size_t esize, send_elems, recv_elems;
   int use_send, use_recv, inplace;
@@ -127,6 +139,8 @@ static pccl_status_t check_memory(pccl_comm_t *comm, call_t *c) {
 /* Errors go to comm (NULL: the calling thread); rank and size are the
  * caller's place in the communicator the call is for. */
 static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, call_t *c);
+static pccl_status_t validate_rooted_v(pccl_comm_t *comm, int rank, int size, call_t *c);
+static pccl_status_t validate_a2av(pccl_comm_t *comm, int rank, int size, call_t *c);
 
 static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) {
   const coll_info_t *info = &infos[c->coll];
@@ -141,9 +155,12 @@ static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) 
                        pccl_op_name(c->op), pccl_dtype_name(c->dtype));
   if (c->coll == PCCL_COLL_ALLGATHERV || c->coll == PCCL_COLL_REDUCE_SCATTERV)
     return validate_v(comm, rank, size, c);
+  if (c->coll == PCCL_COLL_ALLTOALLV) return validate_a2av(comm, rank, size, c);
   if (info->rooted && (c->root < 0 || c->root >= size))
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "root %d is not a rank of 0..%d",
                        c->root, size - 1);
+  if (c->coll == PCCL_COLL_GATHERV || c->coll == PCCL_COLL_SCATTERV)
+    return validate_rooted_v(comm, rank, size, c);
   size_t p = (size_t)size;
   /* One limit for every collective: count x nranks x element size must be a
    * valid object size (PTRDIFF_MAX), so no byte offset or pointer difference
@@ -188,23 +205,80 @@ static int by_place(const void *a, const void *b) {
   return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* Blocks placed apart from the packed layout must not overlap in recvbuf
- * (MPI forbids it too: a byte written twice has no defined value). */
-static pccl_status_t v_disjoint(pccl_comm_t *comm, const call_t *c, int size) {
+/* Blocks placed apart from the packed layout must not overlap in the
+ * buffer they are written to (MPI forbids it too: a byte written twice has
+ * no defined value). */
+static pccl_status_t v_disjoint(pccl_comm_t *comm, const call_t *c, int size, const size_t *counts,
+                                const size_t *places, const char *buf) {
   size_t *pairs = malloc(2 * (size_t)size * sizeof *pairs);
   if (!pairs) return pccl__error(comm, PCCL_ERR_NO_MEMORY, api_of(c), "out of memory");
   int n = 0;
   for (int i = 0; i < size; i++)
-    if (c->counts[i]) pairs[2 * n] = c->displs[i], pairs[2 * n++ + 1] = c->counts[i];
+    if (counts[i]) pairs[2 * n] = places[i], pairs[2 * n++ + 1] = counts[i];
   qsort(pairs, (size_t)n, 2 * sizeof *pairs, by_place);
   pccl_status_t st = PCCL_OK;
   for (int i = 1; i < n && st == PCCL_OK; i++)
     if (pairs[2 * i - 2] + pairs[2 * i - 1] > pairs[2 * i])
       st = pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api_of(c),
-                       "blocks overlap in recvbuf: one at displacement %zu of %zu elements, another "
-                       "at %zu", pairs[2 * i - 2], pairs[2 * i - 1], pairs[2 * i]);
+                       "blocks overlap in %s: one at displacement %zu of %zu elements, another "
+                       "at %zu", buf, pairs[2 * i - 2], pairs[2 * i - 1], pairs[2 * i]);
   free(pairs);
   return st;
+}
+
+/* One side's blocks: boff[0..size] their packed offsets, placed at displs
+ * (NULL: at boff); *extent the end of the last nonempty one, *packed
+ * whether they lie at boff, *equal whether all counts are equal.
+ * PCCL_ERR_OVERFLOW when a sum or an end exceeds PTRDIFF_MAX bytes. */
+typedef struct {
+  size_t extent;
+  int packed, equal;
+} v_shape_t;
+
+static pccl_status_t v_layout(pccl_comm_t *comm, const call_t *c, int size, const size_t *counts,
+                              const size_t *displs, size_t *boff, v_shape_t *sh) {
+  size_t limit = (size_t)PTRDIFF_MAX / c->esize;
+  *sh = (v_shape_t){0, 1, 1};
+  boff[0] = 0;
+  for (int i = 0; i < size; i++) {
+    size_t n = counts[i], at = displs ? displs[i] : boff[i], end;
+    if (__builtin_add_overflow(boff[i], n, &boff[i + 1]) || boff[i + 1] > limit ||
+        __builtin_add_overflow(at, n, &end) || end > limit)
+      return pccl__error(comm, PCCL_ERR_OVERFLOW, api_of(c),
+                         "the blocks up to rank %d's (%zu elements at %zu) exceed PTRDIFF_MAX bytes of %s",
+                         i, n, at, pccl_dtype_name(c->dtype));
+    sh->packed &= at == boff[i];
+    sh->equal &= n == counts[0];
+    if (n && end > sh->extent) sh->extent = end;
+  }
+  return PCCL_OK;
+}
+
+/* Sets use_send/use_recv from the element counts and checks the buffers in
+ * use; `one` is the buffer holding this rank's block alone, which may lie
+ * in the other (`all`) only at this rank's place there, `own` elements in
+ * (send element i is then recv element i + shift). */
+static pccl_status_t v_buffers(pccl_comm_t *comm, call_t *c, int one_is_send, size_t own) {
+  c->use_send = c->send_elems > 0;
+  c->use_recv = c->recv_elems > 0;
+  pccl_status_t st = PCCL_OK;
+  if (c->use_send) st = check_buffer(comm, c, c->sendbuf, "sendbuf");
+  if (st == PCCL_OK && c->use_recv) st = check_buffer(comm, c, c->recvbuf, "recvbuf");
+  if (st != PCCL_OK) return st;
+  const char *all = one_is_send ? "recvbuf" : "sendbuf", *one = one_is_send ? "sendbuf" : "recvbuf";
+  uintptr_t a = (uintptr_t)(one_is_send ? c->recvbuf : c->sendbuf);
+  uintptr_t o = (uintptr_t)(one_is_send ? c->sendbuf : c->recvbuf);
+  size_t a_elems = one_is_send ? c->recv_elems : c->send_elems;
+  size_t o_elems = one_is_send ? c->send_elems : c->recv_elems;
+  if (c->use_send && c->use_recv && o < a + a_elems * c->esize && a < o + o_elems * c->esize) {
+    if (o != a + own * c->esize)
+      return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api_of(c),
+                         "sendbuf and recvbuf overlap but are not the in-place layout "
+                         "(expected %s = %s + %zu elements, this rank's block)", one, all, own);
+    c->inplace = 1;
+    c->send_in_recv = one_is_send ? (long long)own : -(long long)own;
+  }
+  return c->use_send || c->use_recv ? check_memory(comm, c) : PCCL_OK;
 }
 
 /* A v-collective: counts summed with overflow checks, an all-gatherv's
@@ -216,56 +290,123 @@ static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, call_t *c
   const char *api = api_of(c);
   if (!c->counts)
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "recvcounts is NULL");
-  size_t *b = v_blocks(comm, 2 * (size_t)size + 1), extent = 0, limit = (size_t)PTRDIFF_MAX / c->esize;
+  size_t *b = v_blocks(comm, 2 * (size_t)size + 1);
   if (!b) return pccl__error(comm, PCCL_ERR_NO_MEMORY, api, "out of memory");
-  int packed = 1, equal = 1;
-  b[0] = 0;
-  for (int i = 0; i < size; i++) {
-    size_t n = c->counts[i], at = c->displs ? c->displs[i] : b[i], end;
-    if (__builtin_add_overflow(b[i], n, &b[i + 1]) || b[i + 1] > limit ||
-        __builtin_add_overflow(at, n, &end) || end > limit)
-      return pccl__error(comm, PCCL_ERR_OVERFLOW, api,
-                         "the blocks up to rank %d's (%zu elements at %zu) exceed PTRDIFF_MAX bytes of %s",
-                         i, n, at, pccl_dtype_name(c->dtype));
-    packed &= at == b[i];
-    equal &= n == c->counts[0];
-    if (n && end > extent) extent = end;
-  }
+  v_shape_t sh;
+  pccl_status_t st = v_layout(comm, c, size, c->counts, c->displs, b, &sh);
+  if (st != PCCL_OK) return st;
   int gather = c->coll == PCCL_COLL_ALLGATHERV;
-  if (packed && equal) { /* which the memo does not keep (counts set) */
+  if (sh.packed && sh.equal) { /* which the memo does not keep (counts set) */
     c->coll = gather ? PCCL_COLL_ALLGATHER : PCCL_COLL_REDUCE_SCATTER;
     c->count = c->counts[0];
     return validate(comm, rank, size, c);
   }
   c->count = b[size];
   c->nblocks = (size_t)size + 1;
-  if (!packed) {
+  if (!sh.packed) {
     memcpy(b + size + 1, c->displs, (size_t)size * sizeof *b);
     c->nblocks += (size_t)size;
-    pccl_status_t st = v_disjoint(comm, c, size);
-    if (st != PCCL_OK) return st;
+    if ((st = v_disjoint(comm, c, size, c->counts, c->displs, "recvbuf")) != PCCL_OK) return st;
   }
   c->blocks = b;
-  size_t own = packed ? b[rank] : c->displs[rank], mine = c->counts[rank];
+  size_t own = sh.packed ? b[rank] : c->displs[rank], mine = c->counts[rank];
   c->send_elems = gather ? mine : c->count;
-  c->recv_elems = gather ? extent : mine;
-  c->use_send = c->send_elems > 0;
-  c->use_recv = c->recv_elems > 0;
-  pccl_status_t st = PCCL_OK;
-  if (c->use_send) st = check_buffer(comm, c, c->sendbuf, "sendbuf");
-  if (st == PCCL_OK && c->use_recv) st = check_buffer(comm, c, c->recvbuf, "recvbuf");
-  if (st != PCCL_OK) return st;
-  const char *all = gather ? "recvbuf" : "sendbuf", *one = gather ? "sendbuf" : "recvbuf";
-  uintptr_t a = (uintptr_t)(gather ? c->recvbuf : c->sendbuf), o = (uintptr_t)(gather ? c->sendbuf : c->recvbuf);
-  size_t a_elems = gather ? c->recv_elems : c->send_elems;
-  if (c->use_send && c->use_recv && o < a + a_elems * c->esize && a < o + mine * c->esize) {
-    if (o != a + own * c->esize)
-      return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
-                         "sendbuf and recvbuf overlap but are not the in-place layout "
-                         "(expected %s = %s + %zu elements, this rank's block)", one, all, own);
-    c->inplace = 1;
-    c->send_in_recv = gather ? (long long)own : -(long long)own;
+  c->recv_elems = gather ? sh.extent : mine;
+  return v_buffers(comm, c, gather, own);
+}
+
+/* Gatherv and scatterv: the root holds every block (counts and displs are
+ * its alone); any other rank only its own, `count` elements. */
+static pccl_status_t validate_rooted_v(pccl_comm_t *comm, int rank, int size, call_t *c) {
+  const char *api = api_of(c);
+  int gather = c->coll == PCCL_COLL_GATHERV;
+  if (c->root < 0 || c->root >= size)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "root %d is not a rank of 0..%d",
+                       c->root, size - 1);
+  size_t own = c->count;
+  if (own > (size_t)PTRDIFF_MAX / c->esize)
+    return pccl__error(comm, PCCL_ERR_OVERFLOW, api, "count %zu of %s exceeds PTRDIFF_MAX bytes",
+                       own, pccl_dtype_name(c->dtype));
+  if (rank != c->root) {
+    c->send_elems = gather ? own : 0;
+    c->recv_elems = gather ? 0 : own;
+    return v_buffers(comm, c, gather, 0);
   }
+  const char *counts_name = gather ? "recvcounts" : "sendcounts";
+  if (!c->counts) return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "%s is NULL", counts_name);
+  size_t *b = v_blocks(comm, 2 * (size_t)size + 1);
+  if (!b) return pccl__error(comm, PCCL_ERR_NO_MEMORY, api, "out of memory");
+  v_shape_t sh;
+  pccl_status_t st = v_layout(comm, c, size, c->counts, c->displs, b, &sh);
+  if (st != PCCL_OK) return st;
+  if (c->counts[rank] != own)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "%s %zu differs from %s[root] = %zu",
+                       gather ? "sendcount" : "recvcount", own, counts_name, c->counts[rank]);
+  c->count = b[size];
+  c->nblocks = (size_t)size + 1;
+  if (!sh.packed) {
+    memcpy(b + size + 1, c->displs, (size_t)size * sizeof *b);
+    c->nblocks += (size_t)size;
+    /* a scatterv may read a place twice; a gatherv must not write one twice */
+    if (gather && (st = v_disjoint(comm, c, size, c->counts, c->displs, "recvbuf")) != PCCL_OK)
+      return st;
+  }
+  c->blocks = b;
+  c->send_elems = gather ? own : sh.extent;
+  c->recv_elems = gather ? sh.extent : own;
+  return v_buffers(comm, c, gather, sh.packed ? b[rank] : c->displs[rank]);
+}
+
+/* All-to-allv: both sides' blocks, laid out in comm's array as the
+ * generator reads them (pccl_coll_args_t.a2a). In place (sendbuf ==
+ * recvbuf) the send side is the receive side. */
+static pccl_status_t validate_a2av(pccl_comm_t *comm, int rank, int size, call_t *c) {
+  const char *api = api_of(c);
+  size_t p = (size_t)size;
+  int inplace = c->sendbuf && c->sendbuf == c->recvbuf;
+  if (!c->counts) return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "recvcounts is NULL");
+  if (!inplace && !c->scounts)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "sendcounts is NULL");
+  size_t *v = v_blocks(comm, 5 * p + 1), *boff = v + 4 * p;
+  if (!v) return pccl__error(comm, PCCL_ERR_NO_MEMORY, api, "out of memory");
+  /* receive side: rcounts | rdispls, then the send side in front of it */
+  size_t *sc = v, *sd = v + p, *rc = v + 2 * p, *rd = v + 3 * p;
+  v_shape_t rs, ss;
+  pccl_status_t st = v_layout(comm, c, size, c->counts, c->displs, boff, &rs);
+  if (st != PCCL_OK) return st;
+  memcpy(rc, c->counts, p * sizeof *rc);
+  memcpy(rd, c->displs ? c->displs : boff, p * sizeof *rd);
+  if (!rs.packed && (st = v_disjoint(comm, c, size, rc, rd, "recvbuf")) != PCCL_OK) return st;
+  if (inplace) {
+    ss = rs;
+    memcpy(sc, rc, 2 * p * sizeof *sc);
+  } else {
+    if ((st = v_layout(comm, c, size, c->scounts, c->sdispls, boff, &ss)) != PCCL_OK) return st;
+    memcpy(sc, c->scounts, p * sizeof *sc);
+    memcpy(sd, c->sdispls ? c->sdispls : boff, p * sizeof *sd);
+    if (sc[rank] != rc[rank])
+      return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
+                         "sendcounts[%d] = %zu differs from recvcounts[%d] = %zu (this rank's "
+                         "block to itself)", rank, sc[rank], rank, rc[rank]);
+  }
+  size_t sent = 0, received = 0;
+  for (size_t i = 0; i < p; i++) sent += sc[i], received += rc[i]; /* bounded by v_layout */
+  c->count = sent > received ? sent : received;
+  c->blocks = v;
+  c->nblocks = 4 * p;
+  c->send_elems = ss.extent;
+  c->recv_elems = rs.extent;
+  c->use_send = c->send_elems > 0 && !inplace;
+  c->use_recv = c->recv_elems > 0;
+  if (c->use_send && (st = check_buffer(comm, c, c->sendbuf, "sendbuf")) != PCCL_OK) return st;
+  if (c->use_recv && (st = check_buffer(comm, c, c->recvbuf, "recvbuf")) != PCCL_OK) return st;
+  uintptr_t s0 = (uintptr_t)c->sendbuf, r0 = (uintptr_t)c->recvbuf;
+  if (c->use_send && c->use_recv && s0 < r0 + c->recv_elems * c->esize &&
+      r0 < s0 + c->send_elems * c->esize)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
+                       "sendbuf and recvbuf overlap (in place is sendbuf == recvbuf)");
+  c->inplace = inplace && c->use_recv;
+  if (c->inplace) c->use_send = 1; /* the blocks sent are read from recvbuf */
   return c->use_send || c->use_recv ? check_memory(comm, c) : PCCL_OK;
 }
 
@@ -323,9 +464,11 @@ static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, pccl_choice_t 
   pccl_status_t st = pccl_sb_create(comm->size, comm->rank, c->esize, c->inplace, c->send_in_recv,
                                     PCCL_MAX_MSG_BYTES, &sb);
   if (st != PCCL_OK) return st;
-  pccl_coll_args_t a = {c->coll,   comm->size, comm->rank,  c->root,
-                        c->count,  c->inplace, &comm->topo, comm->intra,
-                        choice.k,  c->blocks,  c->nblocks > (size_t)comm->size + 1 ? c->blocks + comm->size + 1 : NULL};
+  int a2a = c->coll == PCCL_COLL_ALLTOALLV;
+  const size_t *places = c->nblocks > (size_t)comm->size + 1 ? c->blocks + comm->size + 1 : NULL;
+  pccl_coll_args_t a = {c->coll,   comm->size,       comm->rank,         c->root,
+                        c->count,  c->inplace,       &comm->topo,        comm->intra,
+                        choice.k,  a2a ? NULL : c->blocks, a2a ? NULL : places, a2a ? c->blocks : NULL};
   st = choice.algo->generate(sb, &a);
   /* AVG is a sum followed by a division of the result where it lands. */
   if (st == PCCL_OK && c->op == PCCL_AVG && infos[c->coll].reduces && c->use_recv)
@@ -435,7 +578,8 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sche
 }
 
 static size_t reported_bytes(const call_t *c) {
-  if (c->blocks) return c->count * c->esize; /* the blocks, not the gaps */
+  /* the blocks, not the gaps (a rank that sees only its own: its own) */
+  if (c->blocks || infos[c->coll].own_counts) return c->count * c->esize;
   size_t elems = c->coll == PCCL_COLL_REDUCE_SCATTER ? c->send_elems : c->recv_elems;
   return elems * c->esize;
 }
@@ -472,11 +616,14 @@ static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t loc
                            const char *algo) {
   const coll_info_t *info = &infos[c->coll];
   /* equal counts run as the plain collective: the v-call's own value */
-  int v = c->counts || c->coll == PCCL_COLL_ALLGATHERV || c->coll == PCCL_COLL_REDUCE_SCATTERV;
+  int v = !info->own_counts && (c->counts || c->coll == PCCL_COLL_ALLGATHERV ||
+                                c->coll == PCCL_COLL_REDUCE_SCATTERV);
   int64_t vcoll = infos[c->coll].reduces ? PCCL_COLL_REDUCE_SCATTERV : PCCL_COLL_ALLGATHERV;
   int64_t coll = c->api == barrier_api ? PCCL_AGREE_BARRIER : v ? vcoll : (int64_t)c->coll;
+  /* where each rank sees only its own counts there is no count to agree on */
+  int64_t count = v ? counts_hash(c->counts, comm->size) : info->own_counts ? 0 : (int64_t)c->count;
   pccl_agree_t a = {.f = {[PCCL_AGREE_COLL] = coll,
-                          [PCCL_AGREE_COUNT] = v ? counts_hash(c->counts, comm->size) : (int64_t)c->count,
+                          [PCCL_AGREE_COUNT] = count,
                           [PCCL_AGREE_DTYPE] = c->dtype,
                           [PCCL_AGREE_OP] = info->reduces ? (int64_t)c->op : -1,
                           [PCCL_AGREE_ROOT] = info->rooted ? c->root : 0,
@@ -537,7 +684,8 @@ static pccl_status_t scratch_plan(pccl_comm_t *comm, const call_t *c, const pccl
   size_t limit = comm->scratch_limit, es = c->esize;
   size_t largest = (c->send_elems > c->recv_elems ? c->send_elems : c->recv_elems) * es;
   *seg = 0;
-  if (c->piece || largest <= limit / PCCL_TMP_FACTOR_MAX) return PCCL_OK;
+  /* own_counts: the ranks' sizes differ, and the scratch is bounded anyway */
+  if (c->piece || infos[c->coll].own_counts || largest <= limit / PCCL_TMP_FACTOR_MAX) return PCCL_OK;
   /* minima of negatives: the largest scratch, and whether any rank's
    * buffers are device memory (streaming must be refused on every rank) */
   int64_t need[2] = {-(int64_t)s->tmp_elems, -(int64_t)c->device};
@@ -756,6 +904,31 @@ pccl_status_t pccl_reduce_scatterv(const void *sendbuf, void *recvbuf, const siz
                                    pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm) {
   call_t c = {.coll = PCCL_COLL_REDUCE_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
               .counts = recvcounts, .dtype = dtype, .op = op};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                           const size_t *recvcounts, const size_t *displs, pccl_dtype_t dtype,
+                           int root, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_GATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount,
+              .counts = recvcounts, .displs = displs, .dtype = dtype, .root = root};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_scatterv(const void *sendbuf, const size_t *sendcounts, const size_t *displs,
+                            void *recvbuf, size_t recvcount, pccl_dtype_t dtype, int root,
+                            pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = recvcount,
+              .counts = sendcounts, .displs = displs, .dtype = dtype, .root = root};
+  return run(comm, &c);
+}
+
+pccl_status_t pccl_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                             void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                             pccl_dtype_t dtype, pccl_comm_t *comm) {
+  call_t c = {.coll = PCCL_COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+              .counts = recvcounts, .displs = rdispls, .scounts = sendcounts, .sdispls = sdispls,
+              .dtype = dtype};
   return run(comm, &c);
 }
 

@@ -160,6 +160,11 @@ static const rule_t rules[] = {
     {PCCL_COLL_REDUCE_SCATTERV, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_SEG, 1, 0},
     {PCCL_COLL_REDUCE_SCATTERV, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RECHALV, 0, 0},
     {PCCL_COLL_REDUCE_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RING, 0, 0},
+    /* Gatherv, scatterv, all-to-allv: each rank sees only its own counts,
+     * so the choice may not hang on a size (ranks would choose apart). */
+    {PCCL_COLL_GATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHERV_LINEAR, 0, 0},
+    {PCCL_COLL_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTERV_LINEAR, 0, 0},
+    {PCCL_COLL_ALLTOALLV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALLV_PAIRWISE, 0, 0},
 };
 
 /* A rule's size bound on this communicator. */

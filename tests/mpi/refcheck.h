@@ -40,7 +40,7 @@ static const char *const rc_op_names[PCCL_OP_COUNT] = {
 static const char *const rc_coll_names[PCCL_COLL_COUNT] = {
     "allgather", "reducescatter", "allreduce", "broadcast",
     "reduce", "scatter", "gather", "alltoall", "scan", "exscan", "allgatherv",
-    "reducescatterv"};
+    "reducescatterv", "gatherv", "scatterv", "alltoallv"};
 
 static inline size_t rc_size(pccl_dtype_t d) { return rc_dtype_sizes[d]; }
 static inline int rc_is_float(pccl_dtype_t d) {

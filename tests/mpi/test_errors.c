@@ -56,6 +56,15 @@ static pccl_status_t call(pccl_coll_t coll, const void *s, void *r, size_t n, pc
       return coll == PCCL_COLL_ALLGATHERV ? pccl_allgatherv(s, r, counts, NULL, d, c)
                                           : pccl_reduce_scatterv(s, r, counts, d, op, c);
     }
+    case PCCL_COLL_GATHERV:
+    case PCCL_COLL_SCATTERV:
+    case PCCL_COLL_ALLTOALLV: { /* blocks of n, packed: test_vcolls has uneven ones */
+      size_t counts[64];
+      for (int i = 0; i < 64; i++) counts[i] = n;
+      if (coll == PCCL_COLL_GATHERV) return pccl_gatherv(s, n, r, counts, NULL, d, root, c);
+      if (coll == PCCL_COLL_SCATTERV) return pccl_scatterv(s, counts, NULL, r, n, d, root, c);
+      return pccl_alltoallv(s, counts, NULL, r, counts, NULL, d, c);
+    }
     default: return PCCL_ERR_INTERNAL;
   }
 }
@@ -64,7 +73,14 @@ static int is_reduction(pccl_coll_t c) {
   return c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_ALLREDUCE || c == PCCL_COLL_REDUCE ||
          c == PCCL_COLL_SCAN || c == PCCL_COLL_EXSCAN || c == PCCL_COLL_REDUCE_SCATTERV;
 }
+/* The v-calls below run with equal blocks: the plain call's cases apply. */
+static pccl_coll_t plain(pccl_coll_t c) {
+  return c == PCCL_COLL_GATHERV ? PCCL_COLL_GATHER
+         : c == PCCL_COLL_SCATTERV ? PCCL_COLL_SCATTER
+         : c == PCCL_COLL_ALLTOALLV ? PCCL_COLL_ALLTOALL : c;
+}
 static int is_rooted(pccl_coll_t c) {
+  c = plain(c);
   return c == PCCL_COLL_BROADCAST || c == PCCL_COLL_REDUCE || c == PCCL_COLL_SCATTER ||
          c == PCCL_COLL_GATHER;
 }
@@ -105,7 +121,7 @@ static void bad_call(pccl_coll_t coll, const void *s, void *r, size_t n, pccl_dt
 static void argument_errors(pccl_comm_t *comm) {
   const int p = g_size;
   for (int ci = 0; ci < PCCL_COLL_COUNT; ci++) {
-    const pccl_coll_t c = (pccl_coll_t)ci;
+    const pccl_coll_t c = (pccl_coll_t)ci, pc = plain(c);
     const pccl_op_t op = PCCL_SUM;
     const int root = 0;
     const int red = is_reduction(c), rooted = is_rooted(c);
@@ -114,7 +130,7 @@ static void argument_errors(pccl_comm_t *comm) {
     /* NULL buffers where the rank reads or writes them. For rooted calls
      * only the root reads sendbuf (broadcast, scatter) or writes recvbuf
      * (reduce, gather), so test the side every rank uses. */
-    if (c != PCCL_COLL_BROADCAST && c != PCCL_COLL_SCATTER)
+    if (pc != PCCL_COLL_BROADCAST && pc != PCCL_COLL_SCATTER)
       bad_call(c, NULL, r, NELEM, PCCL_FLOAT32, op, root, comm, PCCL_ERR_INVALID_ARGUMENT,
                "NULL sendbuf");
     else if (g_rank == root)
@@ -123,7 +139,7 @@ static void argument_errors(pccl_comm_t *comm) {
     /* exscan ignores rank 0's recvbuf (MPI: not significant there), so
      * rank 0 would go on and wait for the others: exscan_root_recv checks
      * that rank's side */
-    if (c != PCCL_COLL_REDUCE && c != PCCL_COLL_GATHER && c != PCCL_COLL_EXSCAN) {
+    if (c != PCCL_COLL_REDUCE && pc != PCCL_COLL_GATHER && c != PCCL_COLL_EXSCAN) {
       memset(g_recv, SENTINEL, g_bytes);
       pccl_status_t st = call(c, s, NULL, NELEM, PCCL_FLOAT32, op, root, comm);
       char what[128];
@@ -133,7 +149,7 @@ static void argument_errors(pccl_comm_t *comm) {
 
     /* Misaligned: a float32 sendbuf one byte off, on the ranks that read it
      * (a rank that ignores sendbuf would go on and wait for the others). */
-    if ((c != PCCL_COLL_BROADCAST && c != PCCL_COLL_SCATTER) || g_rank == root)
+    if ((pc != PCCL_COLL_BROADCAST && pc != PCCL_COLL_SCATTER) || g_rank == root)
       bad_call(c, (unsigned char *)s + 1, r, NELEM, PCCL_FLOAT32, op, root, comm,
                PCCL_ERR_INVALID_ARGUMENT, "misaligned sendbuf");
 
@@ -157,7 +173,7 @@ static void argument_errors(pccl_comm_t *comm) {
                  "an op not defined on the type");
     }
     /* A pair type needs its struct's alignment (8), not its size (16). */
-    if ((c != PCCL_COLL_BROADCAST && c != PCCL_COLL_SCATTER) || g_rank == root)
+    if ((pc != PCCL_COLL_BROADCAST && pc != PCCL_COLL_SCATTER) || g_rank == root)
       bad_call(c, (unsigned char *)s + 4, r, 4, PCCL_DOUBLE_INT, red ? PCCL_MAXLOC : op, root, comm,
                PCCL_ERR_INVALID_ARGUMENT, "double_int sendbuf 4 bytes off");
     if (rooted) {
@@ -171,8 +187,11 @@ static void argument_errors(pccl_comm_t *comm) {
              "count SIZE_MAX/4 of float64");
     bad_call(c, s, r, SIZE_MAX, PCCL_INT8, op, root, comm, PCCL_ERR_OVERFLOW,
              "count SIZE_MAX of int8");
-    bad_call(c, s, r, (size_t)PTRDIFF_MAX / (size_t)p + 1, PCCL_INT8, op, root, comm,
-             PCCL_ERR_OVERFLOW, "more than PTRDIFF_MAX bytes in all");
+    /* (a gatherv's or scatterv's rank other than the root sees its own
+     * block alone, which is a valid size: test_vcolls checks the root) */
+    if (c != PCCL_COLL_GATHERV && c != PCCL_COLL_SCATTERV)
+      bad_call(c, s, r, (size_t)PTRDIFF_MAX / (size_t)p + 1, PCCL_INT8, op, root, comm,
+               PCCL_ERR_OVERFLOW, "more than PTRDIFF_MAX bytes in all");
 
     /* Overlap that is not the in-place layout: recvbuf one element past
      * sendbuf (reached by every rank for the unrooted collectives). */

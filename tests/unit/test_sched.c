@@ -116,6 +116,50 @@ static void vlay_make(vlay_t *v, int p, int pattern, size_t base, int packed) {
     if (v->place[r] + v->count[r] > v->extent) v->extent = v->place[r] + v->count[r];
 }
 
+/* An all-to-allv's blocks: m(i, j) elements from rank i to rank j,
+ * symmetric so that every case runs in place too; per rank the four
+ * arrays as pccl_coll_args_t.a2a lays them out (in place, the send side
+ * is the receive side), and its buffers' lengths. */
+typedef struct {
+  size_t v[MAXP][4 * MAXP]; /* scounts | sdispls | rcounts | rdispls */
+  size_t send_ext[MAXP], recv_ext[MAXP];
+  int p;
+} a2a_t;
+static a2a_t g_a2a_store;
+static const a2a_t *g_a; /* the current all-to-allv case's, NULL otherwise */
+
+static size_t a2a_count(int p, int pattern, size_t base, int i, int j) {
+  if (pattern == 0) return (size_t)((i + j) % 4) * base;
+  if (pattern == 1) return i == p / 2 || j == p / 2 ? 9 * base : (size_t)((i + j) % 2);
+  return base;
+}
+
+/* Places of n blocks (counts c): packed, or in reverse order with a gap
+ * of 2 before each; returns the buffer's length. */
+static size_t place_blocks(int n, const size_t *c, int packed, size_t *at) {
+  size_t end = 0, len = 0;
+  for (int k = 0; k < n; k++) {
+    int b = packed ? k : n - 1 - k;
+    at[b] = end + (packed ? 0 : 2);
+    end = at[b] + c[b];
+    if (c[b] && end > len) len = end;
+  }
+  return len;
+}
+
+static void a2a_make(a2a_t *a, int p, int pattern, size_t base, int packed, int inplace) {
+  a->p = p;
+  for (int r = 0; r < p; r++) {
+    size_t *sc = a->v[r], *sd = sc + p, *rc = sc + 2 * p, *rd = sc + 3 * p;
+    for (int j = 0; j < p; j++)
+      sc[j] = a2a_count(p, pattern, base, r, j), rc[j] = a2a_count(p, pattern, base, j, r);
+    a->recv_ext[r] = place_blocks(p, rc, packed, rd);
+    /* out of place the send side is laid out the other way from the receive side */
+    a->send_ext[r] = inplace ? a->recv_ext[r] : place_blocks(p, sc, !packed, sd);
+    if (inplace) memcpy(sd, rd, (size_t)p * sizeof *sd);
+  }
+}
+
 /* Element i of a buffer of the current type. */
 static unsigned char *at(void *base, size_t i) { return (unsigned char *)base + i * g_elem->size; }
 
@@ -127,13 +171,23 @@ typedef struct {
   long long send_in_recv;
 } rank_bufs_t;
 
+/* Gatherv, scatterv and alltoallv with equal blocks (as the simulator
+ * runs them) are the plain collectives. */
+static pccl_coll_t plain_of(pccl_coll_t c) {
+  return c == PCCL_COLL_GATHERV ? PCCL_COLL_GATHER
+         : c == PCCL_COLL_SCATTERV ? PCCL_COLL_SCATTER
+         : c == PCCL_COLL_ALLTOALLV ? PCCL_COLL_ALLTOALL : c;
+}
 static int blocks_in(pccl_coll_t c) {
+  c = plain_of(c);
   return c == PCCL_COLL_REDUCE_SCATTER || c == PCCL_COLL_SCATTER || c == PCCL_COLL_ALLTOALL;
 }
 static int blocks_out(pccl_coll_t c) {
+  c = plain_of(c);
   return c == PCCL_COLL_ALLGATHER || c == PCCL_COLL_GATHER || c == PCCL_COLL_ALLTOALL;
 }
 static int rooted(pccl_coll_t c) {
+  c = plain_of(c);
   return c == PCCL_COLL_BROADCAST || c == PCCL_COLL_REDUCE || c == PCCL_COLL_SCATTER ||
          c == PCCL_COLL_GATHER;
 }
@@ -174,18 +228,77 @@ static void setup_v(rank_bufs_t *b, int rank, int inplace) {
   for (size_t i = 0; i < n; i++) g_elem->input(rank, i, at(b->send, i));
 }
 
+/* A gatherv's or scatterv's buffers: the root's as an all-gatherv's or
+ * the mirror; elsewhere the rank's own block alone. */
+static void setup_rooted_v(rank_bufs_t *b, pccl_coll_t coll, int rank, int root, int inplace) {
+  size_t es = g_elem->size, n = g_v->count[rank];
+  if (coll == PCCL_COLL_GATHERV && rank == root) {
+    setup_v(b, rank, inplace);
+  } else if (coll == PCCL_COLL_GATHERV) {
+    b->send_elems = n;
+    b->own_send = b->send = malloc((n ? n : 1) * es);
+    for (size_t i = 0; i < n; i++) g_elem->input(rank, i, at(b->send, i));
+  } else {
+    b->recv_elems = n;
+    if (rank == root) {
+      b->send_elems = g_v->extent;
+      b->own_send = b->send = malloc((g_v->extent ? g_v->extent : 1) * es);
+      for (size_t i = 0; i < g_v->extent; i++) g_elem->input(rank, i, at(b->send, i));
+    }
+    if (rank == root && inplace) {
+      b->recv = at(b->send, g_v->place[rank]);
+      b->send_in_recv = -(long long)g_v->place[rank];
+      b->aliased = 1;
+    } else {
+      b->own_recv = b->recv = malloc((n ? n : 1) * es);
+      memset(b->recv, 0xDE, n * es);
+    }
+  }
+}
+
+/* An all-to-allv's buffers; in place, recvbuf holds the input. */
+static void setup_a2a(rank_bufs_t *b, int rank, int inplace) {
+  size_t es = g_elem->size, rn = g_a->recv_ext[rank], sn = g_a->send_ext[rank];
+  b->recv_elems = rn;
+  b->own_recv = b->recv = malloc((rn ? rn : 1) * es);
+  memset(b->recv, 0xDE, rn * es);
+  b->send_elems = sn;
+  if (inplace) { /* the blocks hold the input, the gaps keep the fill */
+    b->send = b->recv;
+    b->aliased = 1;
+    const size_t *rc = g_a->v[rank] + 2 * g_a->p, *rd = rc + g_a->p;
+    for (int j = 0; j < g_a->p; j++)
+      for (size_t i = rd[j]; i < rd[j] + rc[j]; i++) g_elem->input(rank, i, at(b->send, i));
+    return;
+  }
+  b->own_send = b->send = malloc((sn ? sn : 1) * es);
+  for (size_t i = 0; i < sn; i++) g_elem->input(rank, i, at(b->send, i));
+}
+
 static void setup(rank_bufs_t *b, pccl_coll_t coll, int p, int rank, int root, size_t c,
                   int inplace) {
   memset(b, 0, sizeof(*b));
+  if (g_a) {
+    setup_a2a(b, rank, inplace);
+    return;
+  }
   if (g_v) {
-    coll == PCCL_COLL_REDUCE_SCATTERV ? setup_rsv(b, rank, inplace) : setup_v(b, rank, inplace);
+    if (coll == PCCL_COLL_GATHERV || coll == PCCL_COLL_SCATTERV)
+      setup_rooted_v(b, coll, rank, root, inplace);
+    else
+      coll == PCCL_COLL_REDUCE_SCATTERV ? setup_rsv(b, rank, inplace) : setup_v(b, rank, inplace);
     return;
   }
   b->send_elems = blocks_in(coll) ? c * (size_t)p : c;
   b->recv_elems = blocks_out(coll) ? c * (size_t)p : c;
-  int uses_recv = !((coll == PCCL_COLL_REDUCE || coll == PCCL_COLL_GATHER) && rank != root) &&
+  pccl_coll_t pc = plain_of(coll);
+  int uses_recv = !((pc == PCCL_COLL_REDUCE || pc == PCCL_COLL_GATHER) && rank != root) &&
                   !(coll == PCCL_COLL_EXSCAN && rank == 0); /* may be NULL there */
-  int uses_send = !((coll == PCCL_COLL_BROADCAST || coll == PCCL_COLL_SCATTER) && rank != root);
+  int uses_send = !((pc == PCCL_COLL_BROADCAST || pc == PCCL_COLL_SCATTER) && rank != root);
+  if (rooted(coll) && rank != root) { /* only the rank's own block */
+    if (pc == PCCL_COLL_GATHER) b->send_elems = c;
+    if (pc == PCCL_COLL_SCATTER) b->recv_elems = c;
+  }
   if (rooted(coll) && rank != root) inplace = 0;
   if (inplace) {
     size_t owner = (size_t)(rooted(coll) ? root : rank);
@@ -213,6 +326,20 @@ static void setup(rank_bufs_t *b, pccl_coll_t coll, int p, int rank, int root, s
 
 /* Expected output element i of `rank`, into dst. */
 static void expected(pccl_coll_t coll, int p, int rank, int root, size_t c, size_t i, void *dst) {
+  if (g_a) { /* the block from rank j that holds i, as j sent it, else the fill */
+    const size_t *rc = g_a->v[rank] + 2 * p, *rd = g_a->v[rank] + 3 * p;
+    for (int j = 0; j < p; j++)
+      if (i >= rd[j] && i < rd[j] + rc[j]) {
+        g_elem->input(j, g_a->v[j][p + rank] + (i - rd[j]), dst);
+        return;
+      }
+    memset(dst, 0xDE, g_elem->size);
+    return;
+  }
+  if (g_v && coll == PCCL_COLL_SCATTERV) {
+    g_elem->input(root, g_v->place[rank] + i, dst);
+    return;
+  }
   if (g_v && coll == PCCL_COLL_REDUCE_SCATTERV) { /* this rank's block, reduced */
     g_elem->reduced(p, g_v->boff[rank] + i, dst);
     return;
@@ -226,7 +353,7 @@ static void expected(pccl_coll_t coll, int p, int rank, int root, size_t c, size
     memset(dst, 0xDE, g_elem->size);
     return;
   }
-  switch (coll) {
+  switch (plain_of(coll)) {
     case PCCL_COLL_ALLGATHER: g_elem->input((int)(i / c), i % c, dst); return;
     case PCCL_COLL_REDUCE_SCATTER: g_elem->reduced(p, (size_t)rank * c + i, dst); return;
     case PCCL_COLL_ALLREDUCE: g_elem->reduced(p, i, dst); return;
@@ -353,8 +480,11 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
   for (int r = 0; ok && r < p; r++) {
     setup(&bufs[r], al->coll, p, r, root, c, inplace);
     pccl_sb_t *sb;
-    pccl_coll_args_t a = {al->coll, p, r, root, c, bufs[r].aliased, &topo, lay.intra, g_k,
-                          g_v ? g_v->boff : NULL, g_v && !g_v->packed ? g_v->place : NULL};
+    /* a gatherv's or scatterv's rank other than the root sees its own block only */
+    int own = g_v && (al->coll == PCCL_COLL_GATHERV || al->coll == PCCL_COLL_SCATTERV) && r != root;
+    pccl_coll_args_t a = {al->coll, p, r, root, own ? g_v->count[r] : c, bufs[r].aliased, &topo,
+                          lay.intra, g_k, g_v && !own ? g_v->boff : NULL,
+                          g_v && !own && !g_v->packed ? g_v->place : NULL, g_a ? g_a->v[r] : NULL};
     ok = pccl_sb_create(p, r, g_elem->size, bufs[r].aliased, bufs[r].send_in_recv, max_msg, &sb) == PCCL_OK;
     if (ok && al->generate(sb, &a) != PCCL_OK) {
       pccl_sb_destroy(sb);
@@ -363,8 +493,15 @@ static void run_case(const pccl_algo_t *al, int p, layout_t lay, int root, size_
     if (ok) ok = pccl_sb_finish(sb, &sched[r]) == PCCL_OK;
     if (!ok) printf("FAIL %s/%s p=%d rank=%d: schedule generation\n", pccl_coll_name(al->coll), al->name, p, r);
     /* coll.c skips PCCL_MAX_SCRATCH's agreement below this bound */
-    size_t largest = !g_v ? (blocks_of(al->coll) ? c * (size_t)p : c)
+    size_t largest = g_a ? (g_a->send_ext[r] > g_a->recv_ext[r] ? g_a->send_ext[r] : g_a->recv_ext[r])
+                     : !g_v ? (blocks_of(plain_of(al->coll)) ? c * (size_t)p : c)
                      : al->coll == PCCL_COLL_REDUCE_SCATTERV ? g_v->boff[p] : g_v->extent;
+    /* the in-place all-to-allv's swap needs 64 KiB of scratch at most */
+    if (ok && al->coll == PCCL_COLL_ALLTOALLV && sched[r].tmp_elems * g_elem->size > (64u << 10)) {
+      printf("FAIL alltoallv/%s p=%d rank=%d: TMP of %zu elements exceeds 64 KiB\n", al->name, p, r,
+             sched[r].tmp_elems);
+      ok = 0;
+    }
     if (ok && sched[r].tmp_elems > PCCL_TMP_FACTOR_MAX * (largest ? largest : 1)) {
       printf("FAIL %s/%s:%d p=%d rank=%d count=%zu: TMP of %zu elements exceeds PCCL_TMP_FACTOR_MAX x %zu\n",
              pccl_coll_name(al->coll), al->name, g_k, p, r, c, sched[r].tmp_elems, largest);
@@ -467,6 +604,46 @@ static void run_v(const pccl_algo_t *al, int p, layout_t lay) {
       }
 }
 
+/* A gatherv's or scatterv's cases: run_v's layouts, rooted at the first
+ * and the last rank. */
+static void run_rooted_v(const pccl_algo_t *al, int p, layout_t lay) {
+  vlay_t v;
+  for (int pattern = 0; pattern < 3; pattern++)
+    for (int packed = 0; packed < 2; packed++)
+      for (int inplace = 0; inplace < 2; inplace++)
+        for (int root = 0; root < p; root += p - 1 > 0 ? p - 1 : 1) {
+          vlay_make(&v, p, pattern, pattern == 1 ? 3 : 2, packed);
+          g_v = &v;
+          run_case(al, p, lay, root, 0, inplace, (size_t)1 << 30, &pccl_mem_transport);
+          if (pattern == 0)
+            run_case(al, p, lay, root, 0, inplace, 3 * sizeof(int32_t), &pccl_mem_transport_staged);
+          if (pattern == 1)
+            run_case(al, p, lay, root, 0, inplace, (size_t)1 << 30, &pccl_stage_transport);
+          g_v = NULL;
+        }
+}
+
+/* An all-to-allv's cases: the count patterns, packed or placed apart (the
+ * send side the other way), in place or not; split messages; staging; and
+ * in place with blocks larger than the swap's 64 KiB of scratch. */
+static void run_a2a(const pccl_algo_t *al, int p, layout_t lay) {
+  for (int pattern = 0; pattern < 3; pattern++)
+    for (int packed = 0; packed < 2; packed++)
+      for (int inplace = 0; inplace < 2; inplace++) {
+        a2a_make(&g_a2a_store, p, pattern, pattern == 1 ? 3 : 2, packed, inplace);
+        g_a = &g_a2a_store;
+        run_case(al, p, lay, 0, 0, inplace, (size_t)1 << 30, &pccl_mem_transport);
+        if (pattern == 0) run_case(al, p, lay, 0, 0, inplace, 3 * sizeof(int32_t), &pccl_mem_transport_staged);
+        if (pattern == 1) run_case(al, p, lay, 0, 0, inplace, (size_t)1 << 30, &pccl_stage_transport);
+        g_a = NULL;
+      }
+  if (p > 4) return;
+  a2a_make(&g_a2a_store, p, 0, 20000, 0, 1); /* up to 60000 int32 a block: 4 pieces */
+  g_a = &g_a2a_store;
+  run_case(al, p, lay, 0, 0, 1, (size_t)1 << 30, &pccl_mem_transport);
+  g_a = NULL;
+}
+
 /* The reductions on pairs: a few counts in and out of place, the last rank
  * as root, and messages split into pieces of two pairs. */
 static void run_pairs(const pccl_algo_t *al, int p, layout_t lay) {
@@ -541,6 +718,9 @@ int main(int argc, char **argv) {
             run_v(al, p, layouts[li]);
             continue;
           }
+          if (al->coll == PCCL_COLL_GATHERV || al->coll == PCCL_COLL_SCATTERV)
+            run_rooted_v(al, p, layouts[li]);
+          if (al->coll == PCCL_COLL_ALLTOALLV) run_a2a(al, p, layouts[li]);
           if (al->coll == PCCL_COLL_REDUCE_SCATTERV) { /* int32 sums, then MAXLOC pairs */
             run_v(al, p, layouts[li]);
             g_elem = &pair_max;

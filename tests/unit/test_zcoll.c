@@ -420,7 +420,7 @@ static pccl_status_t build(const zcase_t *zc, int r, const rank_bufs_t *b, size_
                                     b ? b->send_in_recv : 0, max_msg, &sb);
   if (st != PCCL_OK) return st;
   pccl_coll_args_t a = {zc->al->coll, zc->p, r, zc->root, zc->count, b ? b->aliased : 0,
-                        NULL, PCCL_INTRA_RING, zc->al->k, NULL, NULL};
+                        NULL, PCCL_INTRA_RING, zc->al->k, NULL, NULL, NULL};
   st = zc->al->generate(sb, &a);
   if (st != PCCL_OK) {
     pccl_sb_destroy(sb);
