@@ -11,6 +11,12 @@
  * counts. Reduce-scatterv: the same count patterns, in place or not, on
  * (datatype, op) pairs that cover wrap-around, products, min, xor and the
  * AVG division, against reductions computed here in plain C.
+ * Gatherv and scatterv: the all-gatherv's layouts at the root, rooted at
+ * the first, middle and last rank, in place or not; all-to-allv: per pair
+ * counts of the same patterns, both sides packed or placed apart, in
+ * place or not; then their argument errors (a rank that sees none fails
+ * too, so that no rank is left waiting) and, with --mismatch, a rank
+ * whose block differs from the root's count.
  *   mpiexec -n N test_vcolls [--mismatch] */
 #include <mpi.h>
 #include <stdint.h>
@@ -106,6 +112,117 @@ static void one(pccl_comm_t *comm, pccl_dtype_t t, int pattern, size_t base, int
   if (bad != SIZE_MAX) snprintf(what + strlen(what), sizeof what - strlen(what), ": element %zu", bad);
   expect(bad == SIZE_MAX, what);
   free(recv), free(send);
+}
+
+/* ---- gatherv and scatterv ---- */
+
+/* Rooted at `root`, the all-gatherv's layout (make) at the root; every
+ * rank but the root passes its own count only (and NULL arrays). */
+static void one_rooted(pccl_comm_t *comm, int scatter, pccl_dtype_t t, int pattern, size_t base,
+                       int placed, int inplace, int root) {
+  size_t es = pccl_dtype_size(t), count[64], place[64];
+  layout_t l = {count, place, 0, 0};
+  make(&l, pattern, base, placed);
+  int at_root = g_rank == root;
+  size_t mine = count[g_rank], all = (at_root ? l.extent : 0) * es;
+  uint8_t *many = malloc(all + es), *one = malloc(mine * es + es);
+  memset(many, FILL, all + es);
+  memset(one, FILL, mine * es + es);
+  inplace = inplace && at_root;
+  uint8_t *own = inplace ? many + place[g_rank] * es : one; /* this rank's block */
+  for (int r = 0; r < g_size; r++) /* the input: each block its rank's, where it starts out */
+    for (size_t i = 0; i < count[r]; i++)
+      for (size_t b = 0; b < es; b++) {
+        if (scatter && at_root) many[(place[r] + i) * es + b] = byte_of(r, i, b);
+        if (!scatter && r == g_rank) own[i * es + b] = byte_of(r, i, b);
+      }
+  const size_t *c = at_root ? count : NULL, *d = at_root && placed ? place : NULL;
+  pccl_status_t st = scatter ? pccl_scatterv(many, c, d, own, mine, t, root, comm)
+                             : pccl_gatherv(own, mine, many, c, d, t, root, comm);
+  char what[220];
+  snprintf(what, sizeof what, "%s %s pattern %d base %zu placed %d root %d%s: %s (%s)",
+           scatter ? "scatterv" : "gatherv", pccl_dtype_name(t), pattern, base, placed, root,
+           inplace ? " in place" : "", pccl_status_string(st),
+           st == PCCL_OK ? pccl_comm_last_algo(comm) : pccl_last_error(comm));
+  expect(st == PCCL_OK, what);
+  size_t bad = SIZE_MAX;
+  if (!scatter && at_root) /* every block at its place, the fill between them */
+    for (size_t i = 0; i <= l.extent && bad == SIZE_MAX; i++) {
+      int owner = -1;
+      for (int r = 0; r < g_size; r++)
+        if (i >= place[r] && i < place[r] + count[r]) owner = r;
+      for (size_t b = 0; b < es; b++) /* (element extent: past the last block) */
+        if (many[i * es + b] != (owner < 0 ? FILL : byte_of(owner, i - place[owner], b))) bad = i;
+    }
+  if (scatter) /* this rank's block, and nothing past it */
+    for (size_t i = 0; i <= mine && bad == SIZE_MAX; i++)
+      for (size_t b = 0; b < es; b++) {
+        if (i == mine && inplace) break;
+        if (own[i * es + b] != (i == mine ? FILL : byte_of(g_rank, i, b))) bad = i;
+      }
+  if (bad != SIZE_MAX) snprintf(what + strlen(what), sizeof what - strlen(what), ": element %zu", bad);
+  expect(bad == SIZE_MAX, what);
+  free(many), free(one);
+}
+
+/* ---- all-to-allv ---- */
+
+/* Elements rank i sends rank j: symmetric, so that every case also runs
+ * in place; the patterns of make(). */
+static size_t pair_count(int pattern, size_t base, int i, int j) {
+  int s = i + j;
+  return pattern == 0   ? (s % 3 == 1 ? 0 : base * (size_t)(s % 4 + 1))
+         : pattern == 1 ? (i == g_size / 2 || j == g_size / 2 ? base * 9 : (size_t)(s % 2))
+         : pattern == 2 ? base
+         : pattern == 3 ? 0
+                        : (i == g_size - 1 && j == g_size - 1 ? base : 0);
+}
+
+/* Places of the blocks of counts n: packed, or in reverse rank order with a
+ * gap of 3 elements before each; returns the buffer's length. */
+static size_t place_all(const size_t *n, int placed, size_t *at) {
+  size_t end = 0, len = 0;
+  for (int k = 0; k < g_size; k++) {
+    int r = placed < 2 ? k : g_size - 1 - k;
+    at[r] = end + (placed < 2 ? 0 : 3);
+    end = at[r] + n[r];
+    if (n[r] && end > len) len = end;
+  }
+  return len;
+}
+
+/* Byte b of element i of the block rank `from` sends rank `to`. */
+static uint8_t a2a_byte(int from, int to, size_t i, size_t b) { return byte_of(from * 64 + to, i, b); }
+
+static void one_a2a(pccl_comm_t *comm, pccl_dtype_t t, int pattern, size_t base, int placed, int inplace) {
+  size_t es = pccl_dtype_size(t), sc[64], sd[64], rc[64], rd[64];
+  for (int j = 0; j < g_size; j++)
+    sc[j] = pair_count(pattern, base, g_rank, j), rc[j] = pair_count(pattern, base, j, g_rank);
+  size_t rlen = place_all(rc, placed, rd), slen = place_all(sc, placed, sd);
+  uint8_t *recv = malloc((rlen + 1) * es), *send = inplace ? recv : malloc((slen + 1) * es);
+  memset(recv, FILL, (rlen + 1) * es);
+  const size_t *from_d = inplace ? rd : sd, *from_c = inplace ? rc : sc;
+  for (int j = 0; j < g_size; j++)
+    for (size_t i = 0; i < from_c[j]; i++)
+      for (size_t b = 0; b < es; b++) send[(from_d[j] + i) * es + b] = a2a_byte(g_rank, j, i, b);
+  pccl_status_t st = pccl_alltoallv(send, sc, placed ? sd : NULL, recv, rc, placed ? rd : NULL, t, comm);
+  char what[220];
+  snprintf(what, sizeof what, "alltoallv %s pattern %d base %zu placed %d%s: %s (%s)", pccl_dtype_name(t),
+           pattern, base, placed, inplace ? " in place" : "", pccl_status_string(st),
+           st == PCCL_OK ? pccl_comm_last_algo(comm) : pccl_last_error(comm));
+  expect(st == PCCL_OK, what);
+  size_t bad = SIZE_MAX;
+  for (size_t i = 0; i <= rlen && bad == SIZE_MAX; i++) {
+    int from = -1;
+    for (int j = 0; j < g_size; j++)
+      if (i >= rd[j] && i < rd[j] + rc[j]) from = j;
+    for (size_t b = 0; b < es; b++)
+      if (recv[i * es + b] != (from < 0 ? FILL : a2a_byte(from, g_rank, i - rd[from], b))) bad = i;
+  }
+  if (bad != SIZE_MAX) snprintf(what + strlen(what), sizeof what - strlen(what), ": element %zu", bad);
+  expect(bad == SIZE_MAX, what);
+  if (!inplace) free(send);
+  free(recv);
 }
 
 /* ---- reduce-scatterv ---- */
@@ -278,6 +395,110 @@ static void errors(pccl_comm_t *comm) {
   rs_errors(comm, count);
 }
 
+/* Argument errors of gatherv, scatterv and all-to-allv. Where only the root
+ * sees the fault, every other rank passes a misaligned buffer of its own,
+ * so that all fail and none waits for the root; each rank checks its own
+ * message, and the buffers written stay as they were. */
+typedef struct {
+  const char *what, *root_says;
+  pccl_status_t want;
+  int fault; /* 0 NULL counts, 1 own count differs, 2 overlapping blocks, 3 NULL root buffer,
+              * 4 own buffer inside the root's not at its place, 5 overflow */
+} rooted_case_t;
+
+static void rooted_errors(pccl_comm_t *comm, int scatter) {
+  size_t p = (size_t)g_size, count[64], place[64];
+  int32_t many[4 * 64 + 8], one[8];
+  const rooted_case_t cases[] = {
+      {"NULL counts at the root", "counts is NULL", PCCL_ERR_INVALID_ARGUMENT, 0},
+      {"the root's own count differs", "differs", PCCL_ERR_INVALID_ARGUMENT, 1},
+      {"overlapping blocks at the root", "overlap", PCCL_ERR_INVALID_ARGUMENT, 2},
+      {"NULL buffer of every block at the root", scatter ? "sendbuf" : "recvbuf",
+       PCCL_ERR_INVALID_ARGUMENT, 3},
+      {"the root's own block inside the other buffer, not at its place", "in-place",
+       PCCL_ERR_INVALID_ARGUMENT, 4},
+      {"counts past PTRDIFF_MAX bytes", "PTRDIFF_MAX", PCCL_ERR_OVERFLOW, 5},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const rooted_case_t *c = &cases[k];
+    if (c->fault == 2 && !scatter && p == 1) continue; /* one block cannot overlap */
+    if (c->fault == 2 && scatter) continue;            /* a scatterv may read a place twice */
+    int root = (int)(k % p), at_root = g_rank == root;
+    for (size_t r = 0; r < p; r++) count[r] = 2, place[r] = 2 * r;
+    size_t own = 2;
+    int32_t *m = many, *o = one;
+    const size_t *cp = count;
+    if (c->fault == 0) cp = NULL;
+    if (c->fault == 1) own = 3;
+    if (c->fault == 2) place[1] = 1; /* rank 1's block runs into rank 0's */
+    if (c->fault == 3) m = NULL;
+    if (c->fault == 4) o = many + place[root] + 1;
+    if (c->fault == 5) count[root] = SIZE_MAX / 2, own = SIZE_MAX / 2; /* every rank's own too */
+    if (!at_root && c->fault != 5) o = (int32_t *)((char *)one + 1); /* this rank's own fault */
+    memset(many, FILL, sizeof many);
+    memset(one, FILL, sizeof one);
+    if (c->fault == 4 && !scatter) memcpy(one, many, sizeof one);
+    pccl_status_t st = scatter ? pccl_scatterv(m, cp, place, o, own, PCCL_INT32, root, comm)
+                               : pccl_gatherv(o, own, m, cp, place, PCCL_INT32, root, comm);
+    const char *says = at_root || c->fault == 5 ? c->root_says : "aligned";
+    pccl_status_t want = at_root || c->fault == 5 ? c->want : PCCL_ERR_INVALID_ARGUMENT;
+    char what[300];
+    snprintf(what, sizeof what, "%s %s (rank %d, root %d): %s (%s)", scatter ? "scatterv" : "gatherv",
+             c->what, g_rank, root, pccl_status_string(st), pccl_last_error(comm));
+    expect(st == want && strstr(pccl_last_error(comm), says), what);
+    int untouched = 1;
+    for (size_t i = 0; i < sizeof many; i++) untouched &= ((uint8_t *)many)[i] == FILL;
+    for (size_t i = 0; i < sizeof one && c->fault != 4; i++) untouched &= ((uint8_t *)one)[i] == FILL;
+    expect(untouched, "a rooted v-call that fails validation writes nothing");
+  }
+  expect(pccl_gatherv(NULL, 0, NULL, NULL, NULL, PCCL_INT32, 0, comm) == PCCL_ERR_INVALID_ARGUMENT ||
+             g_rank != 0,
+         "gatherv: NULL recvcounts at the root even when it sends nothing");
+}
+
+/* The all-to-allv's errors: the same fault on every rank. */
+static void a2a_errors(pccl_comm_t *comm) {
+  size_t p = (size_t)g_size, sc[64], rc[64], rd[64], huge[64], bad_own[64];
+  int32_t send[2 * 64 + 8], recv[2 * 64 + 8];
+  for (size_t r = 0; r < p; r++) sc[r] = rc[r] = 2, rd[r] = 2 * r, huge[r] = r + 1 == p ? SIZE_MAX / 2 : 1;
+  memcpy(bad_own, sc, sizeof sc);
+  bad_own[g_rank] = 1;
+  memset(recv, FILL, sizeof recv);
+  struct {
+    const char *what, *says;
+    pccl_status_t want;
+    const void *s;
+    const size_t *sc, *rc, *rd;
+    void *r;
+  } cases[] = {
+      {"NULL recvcounts", "recvcounts", PCCL_ERR_INVALID_ARGUMENT, send, sc, NULL, NULL, recv},
+      {"NULL sendcounts", "sendcounts", PCCL_ERR_INVALID_ARGUMENT, send, NULL, rc, NULL, recv},
+      {"NULL recvbuf", "recvbuf", PCCL_ERR_INVALID_ARGUMENT, send, sc, rc, NULL, NULL},
+      {"NULL sendbuf", "sendbuf", PCCL_ERR_INVALID_ARGUMENT, NULL, sc, rc, NULL, recv},
+      {"misaligned sendbuf", "aligned", PCCL_ERR_INVALID_ARGUMENT, (char *)send + 1, sc, rc, NULL, recv},
+      {"overlapping blocks in recvbuf", "overlap", PCCL_ERR_INVALID_ARGUMENT, send, sc, rc, rd, recv},
+      {"sendbuf overlaps recvbuf, not equal", "overlap", PCCL_ERR_INVALID_ARGUMENT, recv + 1, sc, rc, NULL, recv},
+      {"its block to itself differs", "differs", PCCL_ERR_INVALID_ARGUMENT, send, bad_own, rc, NULL, recv},
+      {"counts past PTRDIFF_MAX bytes", "PTRDIFF_MAX", PCCL_ERR_OVERFLOW, send, sc, huge, NULL, recv},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (i == 5 && p == 1) continue;
+    if (i == 5) rd[p - 1] = rd[p - 2] + 1; /* the last block runs into the one before */
+    pccl_status_t st = pccl_alltoallv(cases[i].s, cases[i].sc, NULL, cases[i].r, cases[i].rc, cases[i].rd,
+                                      PCCL_INT32, comm);
+    char what[240];
+    snprintf(what, sizeof what, "alltoallv %s: %s (%s)", cases[i].what, pccl_status_string(st),
+             pccl_last_error(comm));
+    expect(st == cases[i].want && strstr(pccl_last_error(comm), cases[i].says), what);
+  }
+  int untouched = 1;
+  for (size_t i = 0; i < sizeof recv; i++) untouched &= ((uint8_t *)recv)[i] == FILL;
+  expect(untouched, "alltoallv: a call that fails validation writes nothing to recvbuf");
+  size_t zero[64] = {0};
+  expect(pccl_alltoallv(NULL, zero, NULL, NULL, zero, NULL, PCCL_INT32, comm) == PCCL_OK,
+         "alltoallv: all counts zero, NULL buffers");
+}
+
 /* PCCL_CHECK=1: rank 0 passes other counts than the rest, with the same
  * sum, so only the counts themselves tell them apart. */
 static void mismatch(pccl_comm_t *comm) {
@@ -293,6 +514,15 @@ static void mismatch(pccl_comm_t *comm) {
              rs ? "reduce_scatterv" : "allgatherv", pccl_status_string(st), pccl_last_error(comm));
     expect(st == PCCL_ERR_MISMATCH && strstr(pccl_last_error(comm), "count"), what);
   }
+  /* A gatherv whose last rank sends one element more than the root expects:
+   * only the root knows, so it is the messages that must tell. */
+  for (int r = 0; r < g_size; r++) count[r] = 2;
+  size_t own = g_rank == g_size - 1 ? 3 : 2;
+  pccl_status_t st = pccl_gatherv(send, own, recv, count, NULL, PCCL_INT32, 0, comm);
+  char what[300];
+  snprintf(what, sizeof what, "gatherv: the last rank sends more than the root expects: %s (%s)",
+           pccl_status_string(st), pccl_last_error(comm));
+  expect(g_rank != 0 || g_size == 1 || st != PCCL_OK, what); /* the root fails, and no rank waits */
 }
 
 int main(int argc, char **argv) {
@@ -324,7 +554,24 @@ int main(int argc, char **argv) {
       for (int pattern = 0; pattern < 5; pattern++)
         for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
           one_rs(comm, pairs[k], pattern, bases[b], (int)((k + b + (size_t)pattern) % 2));
+    const pccl_dtype_t mtypes[] = {PCCL_INT8, PCCL_FLOAT32, PCCL_DOUBLE_INT};
+    const size_t mbases[] = {1, 300};
+    const int roots[] = {0, g_size / 2, g_size - 1};
+    for (size_t t = 0; t < sizeof mtypes / sizeof mtypes[0]; t++)
+      for (int pattern = 0; pattern < 5; pattern++)
+        for (size_t b = 0; b < sizeof mbases / sizeof mbases[0]; b++)
+          for (int placed = 0; placed < 3; placed++) {
+            int inplace = (int)((t + b + (size_t)placed + (size_t)pattern) % 2);
+            int root = roots[(t + (size_t)pattern + (size_t)placed) % 3];
+            one_rooted(comm, 0, mtypes[t], pattern, mbases[b], placed, inplace, root);
+            one_rooted(comm, 1, mtypes[t], pattern, mbases[b], placed, !inplace, root);
+            one_a2a(comm, mtypes[t], pattern, mbases[b], placed, inplace);
+          }
+    one_a2a(comm, PCCL_INT32, 2, 40000, 2, 1); /* in place, blocks past the swap's 64 KiB */
     errors(comm);
+    rooted_errors(comm, 0);
+    rooted_errors(comm, 1);
+    a2a_errors(comm);
   }
   pccl_comm_destroy(comm);
   int failed = g_failed;

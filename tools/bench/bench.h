@@ -36,9 +36,12 @@ typedef struct {
   const char *forced_algo; /* NULL: automatic selection */
   size_t count;            /* the count argument pccl and MPI get (v-collectives: the mean) */
   /* the v-collectives: every rank's count (allgatherv_counts), and MPI's
-   * int counts and packed displacements */
+   * int counts and packed displacements; the all-to-allv's this rank's send
+   * and receive counts (alltoallv_count), MPI's int ones, packed */
   const size_t *vcounts;
   const int *mcounts, *mdispls;
+  const size_t *sendcounts, *recvcounts;
+  const int *msendcounts, *msdispls, *mrecvcounts, *mrdispls;
 } bench_case_t;
 
 /* ---- device.c (--mem cuda) ---------------------------------------------- */
@@ -58,6 +61,8 @@ void abort_on_pccl_error(const pccl_comm_t *comm, pccl_status_t status, const ch
 
 bool is_reduction(pccl_coll_t coll);
 bool is_rooted(pccl_coll_t coll);
+/* Whether `coll` takes a count per rank (allgatherv_counts' ramp). */
+bool has_vcounts(pccl_coll_t coll);
 
 /* Reported bytes are this many times count*elemsize (nccl-tests' sizes). */
 size_t size_multiplier(pccl_coll_t coll, int nranks);
@@ -73,6 +78,12 @@ size_t recv_elements(pccl_coll_t coll, size_t count, int nranks);
  * times the mean, summing to exactly nranks x mean (the largest near twice
  * the mean, the smallest near 2 / (p + 1) of it). */
 void allgatherv_counts(size_t mean, int nranks, size_t *counts);
+
+/* The all-to-allv's matrix over those counts: rank `from` sends rank `to`
+ * counts[(to - from) mod nranks], so that every rank sends and receives
+ * nranks x mean in all, and (past 2 ranks) what i sends j is not what j
+ * sends i. */
+size_t alltoallv_count(const size_t *counts, int nranks, int from, int to);
 
 /* The algorithms registered for `coll` (free the array, not the names). */
 const char **registered_algorithms(pccl_coll_t coll, int *count);

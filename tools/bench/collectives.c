@@ -38,10 +38,18 @@ bool is_reduction(pccl_coll_t coll) {
 
 bool is_rooted(pccl_coll_t coll) {
   return coll == PCCL_COLL_BROADCAST || coll == PCCL_COLL_REDUCE ||
-         coll == PCCL_COLL_SCATTER || coll == PCCL_COLL_GATHER;
+         coll == PCCL_COLL_SCATTER || coll == PCCL_COLL_GATHER ||
+         coll == PCCL_COLL_SCATTERV || coll == PCCL_COLL_GATHERV;
 }
 
-/* Reported bytes are this many times count*elemsize (nccl-tests' sizes). */
+bool has_vcounts(pccl_coll_t coll) {
+  return coll == PCCL_COLL_ALLGATHERV || coll == PCCL_COLL_REDUCE_SCATTERV ||
+         coll == PCCL_COLL_GATHERV || coll == PCCL_COLL_SCATTERV || coll == PCCL_COLL_ALLTOALLV;
+}
+
+/* Reported bytes are this many times count*elemsize (nccl-tests' sizes);
+ * a v-collective's count is the mean, so its size is the whole buffer of
+ * every rank's block, as its fixed-size twin's. */
 size_t size_multiplier(pccl_coll_t coll, int nranks) {
   bool per_count = coll == PCCL_COLL_ALLREDUCE || coll == PCCL_COLL_BROADCAST ||
                    coll == PCCL_COLL_REDUCE || coll == PCCL_COLL_SCAN ||
@@ -68,17 +76,33 @@ void allgatherv_counts(size_t mean, int nranks, size_t *counts) {
   counts[p - 1] = left;
 }
 
+size_t alltoallv_count(const size_t *counts, int nranks, int from, int to) {
+  return counts[(to - from + nranks) % nranks];
+}
+
+/* allgatherv_counts' largest, the last: near twice the mean, more by up to
+ * nranks - 1 for the floors of the others (3 of a mean of 1 on 4 ranks). */
+static size_t largest_vcount(size_t mean, int nranks) {
+  size_t left = mean * (size_t)nranks, p = (size_t)nranks;
+  for (size_t r = 0; r + 1 < p; r++) left -= mean * 2 * (r + 1) / (p + 1);
+  return left;
+}
+
 size_t send_elements(pccl_coll_t coll, size_t count, int nranks) {
-  if (coll == PCCL_COLL_ALLGATHERV) return nranks > 1 ? 2 * count : count; /* the largest block */
+  if (coll == PCCL_COLL_ALLGATHERV || coll == PCCL_COLL_GATHERV)
+    return largest_vcount(count, nranks);
   bool whole = coll == PCCL_COLL_REDUCE_SCATTER || coll == PCCL_COLL_SCATTER ||
-               coll == PCCL_COLL_ALLTOALL || coll == PCCL_COLL_REDUCE_SCATTERV;
+               coll == PCCL_COLL_ALLTOALL || coll == PCCL_COLL_REDUCE_SCATTERV ||
+               coll == PCCL_COLL_SCATTERV || coll == PCCL_COLL_ALLTOALLV;
   return whole ? (size_t)nranks * count : count;
 }
 
 size_t recv_elements(pccl_coll_t coll, size_t count, int nranks) {
-  if (coll == PCCL_COLL_REDUCE_SCATTERV) return nranks > 1 ? 2 * count : count; /* the largest block */
+  if (coll == PCCL_COLL_REDUCE_SCATTERV || coll == PCCL_COLL_SCATTERV)
+    return largest_vcount(count, nranks);
   bool whole = coll == PCCL_COLL_ALLGATHER || coll == PCCL_COLL_GATHER ||
-               coll == PCCL_COLL_ALLTOALL || coll == PCCL_COLL_ALLGATHERV;
+               coll == PCCL_COLL_ALLTOALL || coll == PCCL_COLL_ALLGATHERV ||
+               coll == PCCL_COLL_GATHERV || coll == PCCL_COLL_ALLTOALLV;
   return whole ? (size_t)nranks * count : count;
 }
 
@@ -145,6 +169,12 @@ pccl_status_t run_pccl(const bench_t *b, const bench_case_t *c) {
   case PCCL_COLL_ALLGATHERV: return pccl_allgatherv(send, recv, c->vcounts, NULL, dtype, b->comm);
   case PCCL_COLL_REDUCE_SCATTERV:
     return pccl_reduce_scatterv(send, recv, c->vcounts, dtype, op, b->comm);
+  case PCCL_COLL_GATHERV:
+    return pccl_gatherv(send, c->vcounts[b->rank], recv, c->vcounts, NULL, dtype, root, b->comm);
+  case PCCL_COLL_SCATTERV:
+    return pccl_scatterv(send, c->vcounts, NULL, recv, c->vcounts[b->rank], dtype, root, b->comm);
+  case PCCL_COLL_ALLTOALLV:
+    return pccl_alltoallv(send, c->sendcounts, NULL, recv, c->recvcounts, NULL, dtype, b->comm);
   default: return pccl_alltoall(send, recv, count, dtype, b->comm); /* alltoall */
   }
 }
@@ -177,6 +207,16 @@ void run_mpi(const bench_t *b, const bench_case_t *c) {
     MPI_Allgatherv(send, c->mcounts[b->rank], type, recv, c->mcounts, c->mdispls, type, world);
     break;
   case PCCL_COLL_REDUCE_SCATTERV: MPI_Reduce_scatter(send, recv, c->mcounts, type, op, world); break;
+  case PCCL_COLL_GATHERV:
+    MPI_Gatherv(send, c->mcounts[b->rank], type, recv, c->mcounts, c->mdispls, type, root, world);
+    break;
+  case PCCL_COLL_SCATTERV:
+    MPI_Scatterv(send, c->mcounts, c->mdispls, type, recv, c->mcounts[b->rank], type, root, world);
+    break;
+  case PCCL_COLL_ALLTOALLV:
+    MPI_Alltoallv(send, c->msendcounts, c->msdispls, type, recv, c->mrecvcounts, c->mrdispls, type,
+                  world);
+    break;
   default: MPI_Alltoall(send, count, type, recv, count, type, world); break; /* alltoall */
   }
 }

@@ -215,6 +215,32 @@ static void report_size(const bench_t *b, const bench_case_t *c, const size_resu
 
 /* ---- the sweep ---------------------------------------------------------- */
 
+/* MPI's int counts and packed displacements for `counts` (they fit where
+ * MPI runs: mpi_available says when). */
+static void set_mpi_counts(const size_t *counts, size_t p, int *mcounts, int *mdispls) {
+  for (size_t r = 0, at = 0; r < p; at += counts[r++])
+    mcounts[r] = (int)counts[r], mdispls[r] = (int)at;
+}
+
+/* A v-collective's counts, in `counts` (3 nranks) and MPI's in `mcounts`
+ * (6 nranks): the ramp every rank shares, then this rank's all-to-allv
+ * send counts (its row of the matrix) and receive counts (its column). */
+static void set_vcounts(const bench_t *b, bench_case_t *c, size_t *counts, int *mcounts) {
+  size_t p = (size_t)b->nranks, *sendcounts = counts + p, *recvcounts = counts + 2 * p;
+  allgatherv_counts(c->count, b->nranks, counts);
+  for (int r = 0; r < b->nranks; r++) {
+    sendcounts[r] = alltoallv_count(counts, b->nranks, b->rank, r);
+    recvcounts[r] = alltoallv_count(counts, b->nranks, r, b->rank);
+  }
+  set_mpi_counts(counts, p, mcounts, mcounts + p);
+  set_mpi_counts(sendcounts, p, mcounts + 2 * p, mcounts + 3 * p);
+  set_mpi_counts(recvcounts, p, mcounts + 4 * p, mcounts + 5 * p);
+  c->vcounts = counts, c->mcounts = mcounts, c->mdispls = mcounts + p;
+  c->sendcounts = sendcounts, c->recvcounts = recvcounts;
+  c->msendcounts = mcounts + 2 * p, c->msdispls = mcounts + 3 * p;
+  c->mrecvcounts = mcounts + 4 * p, c->mrdispls = mcounts + 5 * p;
+}
+
 static void benchmark_size(bench_t *b, pccl_coll_t coll, const char *forced_algo,
                            size_t bytes) {
   size_t elem_size = pccl_dtype_size(b->opts.dtype);
@@ -224,14 +250,11 @@ static void benchmark_size(bench_t *b, pccl_coll_t coll, const char *forced_algo
   if (c.count == 0) return;
   size_t p = (size_t)b->nranks, *vcounts = NULL;
   int *mcounts = NULL;
-  if (coll == PCCL_COLL_ALLGATHERV || coll == PCCL_COLL_REDUCE_SCATTERV) {
-    vcounts = malloc(p * sizeof *vcounts);
-    mcounts = malloc(2 * p * sizeof *mcounts);
+  if (has_vcounts(coll)) {
+    vcounts = malloc(3 * p * sizeof *vcounts);
+    mcounts = malloc(6 * p * sizeof *mcounts);
     if (!vcounts || !mcounts) abort_on_pccl_error(NULL, PCCL_ERR_NO_MEMORY, "allocating counts");
-    allgatherv_counts(c.count, b->nranks, vcounts);
-    for (size_t r = 0, at = 0; r < p; at += vcounts[r++])
-      mcounts[r] = (int)vcounts[r], mcounts[p + r] = (int)at; /* fits: mpi_available says when */
-    c.vcounts = vcounts, c.mcounts = mcounts, c.mdispls = mcounts + p;
+    set_vcounts(b, &c, vcounts, mcounts);
   }
   if (!first_call_supported(b, &c, bytes)) {
     free(vcounts), free(mcounts);

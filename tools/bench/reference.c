@@ -205,11 +205,24 @@ static element_t expected_element(const bench_t *b, const bench_case_t *c,
     for (int r = 0; r < b->rank; r++) first += c->vcounts[r];
     return reduced[(first + k) % PATTERN_PERIOD];
   }
-  if (c->coll == PCCL_COLL_ALLGATHERV) { /* the packed blocks: whose holds k */
-    size_t first = 0;
+  if (c->coll == PCCL_COLL_ALLGATHERV || c->coll == PCCL_COLL_GATHERV) {
+    size_t first = 0; /* the packed blocks: whose holds k */
     int r = 0;
     while (k >= first + c->vcounts[r]) first += c->vcounts[r++];
     return small_integer_element(dtype, input_value(dtype, r, k - first));
+  }
+  if (c->coll == PCCL_COLL_SCATTERV) { /* this rank's block of the root's packed input */
+    size_t first = 0;
+    for (int r = 0; r < b->rank; r++) first += c->vcounts[r];
+    return small_integer_element(dtype, input_value(dtype, b->opts.root, first + k));
+  }
+  if (c->coll == PCCL_COLL_ALLTOALLV) { /* rank r's block for this rank, packed at both ends */
+    size_t first = 0, sent_before = 0;
+    int r = 0;
+    while (k >= first + alltoallv_count(c->vcounts, b->nranks, r, b->rank))
+      first += alltoallv_count(c->vcounts, b->nranks, r++, b->rank);
+    for (int j = 0; j < b->rank; j++) sent_before += alltoallv_count(c->vcounts, b->nranks, r, j);
+    return small_integer_element(dtype, input_value(dtype, r, sent_before + k - first));
   }
   switch (c->coll) {
   case PCCL_COLL_ALLGATHER:
@@ -227,12 +240,14 @@ static element_t expected_element(const bench_t *b, const bench_case_t *c,
   }
 }
 
-/* Output elements this rank checks: none off the root for reduce and gather. */
+/* Output elements this rank checks: none off the root for reduce and the gathers. */
 static size_t checked_elements(const bench_t *b, const bench_case_t *c) {
-  bool root_only = c->coll == PCCL_COLL_REDUCE || c->coll == PCCL_COLL_GATHER;
+  bool root_only = c->coll == PCCL_COLL_REDUCE || c->coll == PCCL_COLL_GATHER ||
+                   c->coll == PCCL_COLL_GATHERV;
   if (root_only && b->rank != b->opts.root) return 0;
   if (c->coll == PCCL_COLL_EXSCAN && b->rank == 0) return 0; /* left alone */
-  if (c->coll == PCCL_COLL_REDUCE_SCATTERV) return c->vcounts[b->rank];
+  if (c->coll == PCCL_COLL_REDUCE_SCATTERV || c->coll == PCCL_COLL_SCATTERV)
+    return c->vcounts[b->rank];
   return recv_elements(c->coll, c->count, b->nranks);
 }
 

@@ -4,16 +4,19 @@
  * and op (-t TYPE:OP), MPI_Barrier (-c barrier: one row, 0 bytes), and
  * MPI_Scan and MPI_Exscan (-c scan,exscan), MPI_Allgatherv and
  * MPI_Reduce_scatter (-c allgatherv,reducescatterv: counts rising with the
- * rank, pccl-bench's),
+ * rank, pccl-bench's), MPI_Gatherv and MPI_Scatterv (-c gatherv,scatterv:
+ * the same counts, root 0) and MPI_Alltoallv (-c alltoallv: rank i sends
+ * rank j the count of rank (j - i) mod nranks),
  * for timing an MPI program with and without libpccl_mpi.so preloaded
  * (scripts/dropin-bench.sh runs both and prints the ratios). Sizes and bus
- * bandwidth follow nccl-tests and pccl-bench: all-gather and reduce-scatter
- * sizes are the whole (nranks x block) buffer, the others' the vector.
+ * bandwidth follow nccl-tests and pccl-bench: all-gather, reduce-scatter and
+ * the v-collectives' sizes are the whole (nranks x block, or nranks x the
+ * mean) buffer, the others' the vector.
  * Each point: warm-up, an iteration count that fills ~0.2 s, then the best
  * of `rounds` blocks, each block timed by its slowest rank.
  *   pccl-mpibench [-b MIN] [-e MAX]
  *                 [-c allgather,reducescatter,allreduce,broadcast,reduce,barrier,scan,exscan,
- *                     allgatherv,reducescatterv]
+ *                     allgatherv,reducescatterv,gatherv,scatterv,alltoallv]
  *                 [-t TYPE:OP] [-r ROUNDS] [--csv FILE]
  * TYPE: float double int short char byte c_bool float_int double_int 2int;
  * OP: sum prod min max land lor lxor band bor bxor maxloc minloc. Sizes
@@ -25,11 +28,12 @@
 
 typedef enum {
   ALLGATHER, REDUCESCATTER, ALLREDUCE, BROADCAST, REDUCE, BARRIER, SCAN, EXSCAN, ALLGATHERV,
-  REDUCESCATTERV, NCOLLS
+  REDUCESCATTERV, GATHERV, SCATTERV, ALLTOALLV, NCOLLS
 } coll_t;
 static const char *const coll_names[NCOLLS] = {"allgather", "reducescatter", "allreduce",
                                                "broadcast", "reduce", "barrier", "scan", "exscan",
-                                               "allgatherv", "reducescatterv"};
+                                               "allgatherv", "reducescatterv", "gatherv",
+                                               "scatterv", "alltoallv"};
 
 static int rank, nranks;
 
@@ -74,10 +78,13 @@ static void parse_type(const char *spec) {
   dtype = types[t].dt, op = ops[o].op;
 }
 
-/* MPI_Allgatherv's and MPI_Reduce_scatter's counts for a mean of `count` per rank: a ramp, rank r
+/* The v-collectives' counts for a mean of `count` per rank: a ramp, rank r
  * about 2 (r + 1) / (p + 1) times the mean, summing to p x count (as
- * pccl-bench -c allgatherv); the blocks packed. */
-static int *vcounts, *vdispls;
+ * pccl-bench -c allgatherv); the blocks packed. MPI_Alltoallv's: rank i
+ * sends rank j vcounts[(j - i) mod p] (as pccl-bench -c alltoallv), so that
+ * every rank sends and receives p x count; this rank's row (scounts) and
+ * column (rcounts), packed. */
+static int *vcounts, *vdispls, *scounts, *sdispls, *rcounts, *rdispls;
 
 static void set_vcounts(int count) {
   long left = (long)count * nranks;
@@ -85,6 +92,12 @@ static void set_vcounts(int count) {
     vcounts[r] = r + 1 < nranks ? (int)((long)count * 2 * (r + 1) / (nranks + 1)) : (int)left;
     left -= vcounts[r];
     vdispls[r] = r ? vdispls[r - 1] + vcounts[r - 1] : 0;
+  }
+  for (int r = 0; r < nranks; r++) {
+    scounts[r] = vcounts[(r - rank + nranks) % nranks];
+    rcounts[r] = vcounts[(rank - r + nranks) % nranks];
+    sdispls[r] = r ? sdispls[r - 1] + scounts[r - 1] : 0;
+    rdispls[r] = r ? rdispls[r - 1] + rcounts[r - 1] : 0;
   }
 }
 
@@ -94,6 +107,15 @@ static void run_once(coll_t coll, void *send, void *recv, int count) {
     MPI_Allgatherv(send, vcounts[rank], dtype, recv, vcounts, vdispls, dtype, MPI_COMM_WORLD);
     break;
   case REDUCESCATTERV: MPI_Reduce_scatter(send, recv, vcounts, dtype, op, MPI_COMM_WORLD); break;
+  case GATHERV:
+    MPI_Gatherv(send, vcounts[rank], dtype, recv, vcounts, vdispls, dtype, 0, MPI_COMM_WORLD);
+    break;
+  case SCATTERV:
+    MPI_Scatterv(send, vcounts, vdispls, dtype, recv, vcounts[rank], dtype, 0, MPI_COMM_WORLD);
+    break;
+  case ALLTOALLV:
+    MPI_Alltoallv(send, scounts, sdispls, dtype, recv, rcounts, rdispls, dtype, MPI_COMM_WORLD);
+    break;
   case ALLGATHER: MPI_Allgather(send, count, dtype, recv, count, dtype, MPI_COMM_WORLD); break;
   case REDUCESCATTER: MPI_Reduce_scatter_block(send, recv, count, dtype, op, MPI_COMM_WORLD); break;
   case BROADCAST: MPI_Bcast(recv, count, dtype, 0, MPI_COMM_WORLD); break;
@@ -115,7 +137,7 @@ static void parse_colls(const char *list, int want[NCOLLS]) {
       if (strlen(coll_names[c]) == len && !strncmp(p, coll_names[c], len)) want[c] = found = 1;
     if (!found)
       die("-c takes a comma list of allgather, reducescatter, allreduce, broadcast, reduce, barrier, "
-          "scan, exscan, allgatherv, reducescatterv");
+          "scan, exscan, allgatherv, reducescatterv, gatherv, scatterv, alltoallv");
     p += len + (p[len] == ',');
   }
   int any = 0;
@@ -140,7 +162,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   size_t min_bytes = 1024, max_bytes = 64u << 20;
-  int rounds = 3, want[NCOLLS] = {1, 1, 1, 1, 1, 0, 0, 0, 0, 0};
+  int rounds = 3, want[NCOLLS] = {1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
   const char *csv_path = NULL, *type_spec = "float:sum";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -158,8 +180,9 @@ int main(int argc, char **argv) {
   MPI_Type_get_extent(dtype, &lb, &extent);
   size_t max_bytes_alloc = max_bytes + (size_t)nranks * (size_t)extent;
   unsigned char *send = malloc(max_bytes_alloc), *recv = malloc(max_bytes_alloc);
-  vcounts = malloc(2 * sizeof(int) * (size_t)nranks);
-  vdispls = vcounts + nranks;
+  vcounts = malloc(6 * sizeof(int) * (size_t)nranks);
+  vdispls = vcounts + nranks, scounts = vcounts + 2 * nranks, sdispls = vcounts + 3 * nranks;
+  rcounts = vcounts + 4 * nranks, rdispls = vcounts + 5 * nranks;
   if (!send || !recv || !vcounts) die("out of memory");
   /* small values (0 or 1 for bool, which holds nothing else) in every byte */
   int is_bool = dtype == MPI_C_BOOL;
@@ -173,10 +196,11 @@ int main(int argc, char **argv) {
     if (!want[c]) continue;
     if (rank == 0) printf("\n# %s\n%12s %12s %12s\n", coll_names[c], "bytes", "time_us", "busbw");
     for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
-      size_t per = c == ALLGATHER || c == REDUCESCATTER || c == ALLGATHERV || c == REDUCESCATTERV
-                       ? (size_t)nranks : 1;
+      int vcoll = c == ALLGATHERV || c == REDUCESCATTERV || c == GATHERV || c == SCATTERV ||
+                  c == ALLTOALLV;
+      size_t per = c == ALLGATHER || c == REDUCESCATTER || vcoll ? (size_t)nranks : 1;
       int count = (int)(bytes / (size_t)extent / per);
-      if (c == ALLGATHERV || c == REDUCESCATTERV) set_vcounts(count);
+      if (vcoll) set_vcounts(count);
       if (c == BARRIER && bytes != min_bytes) break; /* it moves nothing: one row, 0 bytes */
       if (count == 0 && c != BARRIER) continue;
       for (int i = 0; i < 3; i++) run_once((coll_t)c, send, recv, count);
