@@ -3,8 +3,9 @@
  * exscan's rank 0 keeps its receive buffer), in place or not, over datatypes
  * and ops that cover wrap-around, 16-bit floats, bitwise ops, (value, index)
  * pairs and the AVG division, at counts that leave tails; and the
- * all-gatherv and reduce-scatterv of uneven blocks (the all-gatherv's packed
- * or placed apart). Each device
+ * all-gatherv, reduce-scatterv, gatherv, scatterv and all-to-allv of uneven
+ * blocks (packed or placed apart, every rank's root-only arguments NULL but
+ * the root's). Each device
  * result must equal, bit for bit, the same call on host buffers run by the
  * same algorithm (on a second communicator: the node segment, which a host
  * call may get, reduces in another order), which tests/mpi checks against
@@ -192,6 +193,81 @@ static void one_rsv(pccl_dtype_t t, pccl_op_t op, size_t base, int inplace, pccl
   free(hs), free(hr), free(got);
 }
 
+/* Counts of one_v's pattern (an empty block every third rank) placed
+ * packed or in reverse rank order with gaps; returns the buffer's length. */
+static size_t v_layout(size_t base, int placed, int salt, size_t *counts, size_t *displs) {
+  size_t at = 0;
+  for (int r = 0; r < g_size; r++)
+    counts[r] = (r + salt) % 3 == 1 ? 0 : base * (size_t)((r + salt) % 2 + 1);
+  for (int r = g_size - 1; r >= 0; r--) displs[r] = at + 2, at += 2 + counts[r];
+  if (placed) return at;
+  at = 0;
+  for (int r = 0; r < g_size; r++) displs[r] = at, at += counts[r];
+  return at;
+}
+
+/* A gatherv or scatterv on device buffers against the same on host
+ * buffers; the ranks but the root pass NULL for the root's buffer and
+ * arrays. */
+static void one_rooted_v(int scatter, pccl_dtype_t t, size_t base, int placed, int inplace, int root,
+                         pccl_comm_t *comm) {
+  size_t es = pccl_dtype_size(t), counts[64], displs[64];
+  int at_root = g_rank == root;
+  size_t mb = (v_layout(base, placed, 0, counts, displs) + 1) * es, ob = counts[g_rank] * es + es;
+  uint8_t *hm = malloc(mb), *ho = malloc(ob), *got = malloc(mb > ob ? mb : ob);
+  fill(hm, mb, (unsigned)(g_rank * 13 + base)), fill(ho, ob, (unsigned)(g_rank * 5 + base));
+  uint8_t *dm = dmalloc(mb), *dO = dmalloc(ob);
+  cudaMemcpy(dm, hm, mb, cudaMemcpyHostToDevice), cudaMemcpy(dO, ho, ob, cudaMemcpyHostToDevice);
+  inplace = inplace && at_root;
+  size_t off = displs[g_rank] * es;
+  const size_t *c = at_root ? counts : NULL, *d = at_root && placed ? displs : NULL;
+  uint8_t *dmany = at_root ? dm : NULL, *hmany = at_root ? hm : NULL;
+  uint8_t *down = inplace ? dm + off : dO, *hown = inplace ? hm + off : ho;
+  size_t n = counts[g_rank];
+  pccl_status_t b = scatter ? pccl_scatterv(dmany, c, d, down, n, t, root, comm)
+                            : pccl_gatherv(down, n, dmany, c, d, t, root, comm);
+  pccl_status_t a = scatter ? pccl_scatterv(hmany, c, d, hown, n, t, root, g_ref)
+                            : pccl_gatherv(hown, n, hmany, c, d, t, root, g_ref);
+  char what[200];
+  snprintf(what, sizeof what, "%s %s base %zu root %d%s%s: host %s, device %s (%s)",
+           scatter ? "scatterv" : "gatherv", pccl_dtype_name(t), base, root, placed ? " placed" : "",
+           inplace ? " in place" : "", pccl_status_string(a), pccl_status_string(b),
+           b == PCCL_OK ? pccl_comm_last_algo(comm) : pccl_last_error(comm));
+  expect(a == PCCL_OK && b == PCCL_OK, what);
+  cudaMemcpy(got, dm, mb, cudaMemcpyDeviceToHost);
+  expect(memcmp(got, hm, mb) == 0, what);
+  cudaMemcpy(got, dO, ob, cudaMemcpyDeviceToHost);
+  expect(memcmp(got, ho, ob) == 0, what);
+  cudaFree(dm), cudaFree(dO);
+  free(hm), free(ho), free(got);
+}
+
+/* An all-to-allv on device buffers against the same on host buffers: what
+ * rank i sends rank j depends on i + j (so the counts are symmetric and the
+ * call runs in place too), both sides laid out alike. */
+static void one_a2av(pccl_dtype_t t, size_t base, int placed, int inplace, pccl_comm_t *comm) {
+  size_t es = pccl_dtype_size(t), counts[64], displs[64];
+  size_t bytes = (v_layout(base, placed, g_rank, counts, displs) + 1) * es;
+  uint8_t *hs = malloc(bytes), *hr = malloc(bytes), *got = malloc(bytes);
+  fill(hs, bytes, (unsigned)(g_rank * 11 + base)), fill(hr, bytes, (unsigned)(g_rank * 19 + base));
+  uint8_t *ds = dmalloc(bytes), *dr = dmalloc(bytes);
+  cudaMemcpy(ds, hs, bytes, cudaMemcpyHostToDevice), cudaMemcpy(dr, hr, bytes, cudaMemcpyHostToDevice);
+  const size_t *d = placed ? displs : NULL;
+  pccl_status_t b = pccl_alltoallv(inplace ? dr : ds, counts, d, dr, counts, d, t, comm);
+  pccl_status_t a = pccl_alltoallv(inplace ? hr : hs, counts, d, hr, counts, d, t, g_ref);
+  char what[200];
+  snprintf(what, sizeof what, "alltoallv %s base %zu%s%s: host %s, device %s (%s)", pccl_dtype_name(t),
+           base, placed ? " placed" : "", inplace ? " in place" : "", pccl_status_string(a),
+           pccl_status_string(b), b == PCCL_OK ? pccl_comm_last_algo(comm) : pccl_last_error(comm));
+  expect(a == PCCL_OK && b == PCCL_OK, what);
+  cudaMemcpy(got, dr, bytes, cudaMemcpyDeviceToHost);
+  expect(memcmp(got, hr, bytes) == 0, what);
+  cudaMemcpy(got, ds, bytes, cudaMemcpyDeviceToHost);
+  expect(memcmp(got, hs, bytes) == 0, what);
+  cudaFree(ds), cudaFree(dr);
+  free(hs), free(hr), free(got);
+}
+
 static void refusals(pccl_comm_t *comm) {
   float *d = dmalloc(64 * sizeof(float)), h[64] = {0};
   expect(pccl_allreduce(d, h, 64, PCCL_FLOAT32, PCCL_SUM, comm) == PCCL_ERR_INVALID_ARGUMENT,
@@ -240,6 +316,15 @@ int main(int argc, char **argv) {
       one_rsv(PCCL_BFLOAT16, PCCL_AVG, bases[b], inplace, comm);
       one_rsv(PCCL_INT8, PCCL_PROD, bases[b], inplace, comm);
     }
+  for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
+    for (int placed = 0; placed < 2; placed++)
+      for (int inplace = 0; inplace < 2; inplace++) {
+        pccl_dtype_t t = b % 2 ? PCCL_FLOAT16 : PCCL_INT32;
+        int root = (int)(b + (size_t)placed) % g_size;
+        one_rooted_v(0, t, bases[b], placed, inplace, root, comm);
+        one_rooted_v(1, t, bases[b], placed, inplace, root, comm);
+        one_a2av(t, bases[b], placed, inplace, comm);
+      }
   refusals(comm);
   pccl_comm_destroy(comm);
   pccl_comm_destroy(g_ref);
