@@ -24,6 +24,12 @@ static void show(char *buf, size_t len, int field, const pccl_agree_t *a) {
     case PCCL_AGREE_DTYPE: snprintf(buf, len, "%s", pccl_dtype_name((pccl_dtype_t)v)); break;
     case PCCL_AGREE_OP: snprintf(buf, len, "%s", v < 0 ? "none" : pccl_op_name((pccl_op_t)v)); break;
     case PCCL_AGREE_ALGO: snprintf(buf, len, "%s", a->algo); break;
+    case PCCL_AGREE_COUNT: /* a v-call's: a hash of its recvcounts array, not a count */
+      if (a->f[PCCL_AGREE_COLL] == PCCL_COLL_ALLGATHERV || a->f[PCCL_AGREE_COLL] == PCCL_COLL_REDUCE_SCATTERV)
+        snprintf(buf, len, "recvcounts with hash %016llx", (unsigned long long)v);
+      else
+        snprintf(buf, len, "%lld", (long long)v);
+      break;
     case PCCL_AGREE_STATUS:
       snprintf(buf, len, "%s", v == PCCL_OK ? "accepted" : pccl_status_string((pccl_status_t)v));
       break;
