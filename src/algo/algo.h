@@ -252,7 +252,20 @@ PCCL_ZALGO_MAP(PCCL_ALGO_DECL)
 #undef PCCL_ALGO_DECL
 
 extern const pccl_algo_t pccl_algos[PCCL_ALGO_COUNT];
-_Static_assert(PCCL_ALGO_COUNT <= 64, "PCCL_ALGO's exclusions are a 64-bit set of algorithm ids");
+
+/* A set of algorithm ids (PCCL_ALGO's exclusions). */
+#define PCCL_ALGO_SET_WORDS 2
+typedef struct {
+  uint64_t w[PCCL_ALGO_SET_WORDS];
+} pccl_algo_set_t;
+_Static_assert(PCCL_ALGO_COUNT <= 64 * PCCL_ALGO_SET_WORDS, "widen pccl_algo_set_t");
+
+static inline void pccl_algo_set_add(pccl_algo_set_t *s, pccl_algo_id_t id) {
+  s->w[id / 64] |= (uint64_t)1 << (id % 64);
+}
+static inline int pccl_algo_set_has(const pccl_algo_set_t *s, pccl_algo_id_t id) {
+  return (int)(s->w[id / 64] >> (id % 64) & 1);
+}
 
 /* No algorithm's schedule needs more TMP than this many times the call's
  * largest buffer (count, or nranks * count where a buffer holds blocks);

@@ -176,7 +176,7 @@ static size_t bound(const pccl_comm_t *comm, const rule_t *r) {
 }
 
 static int excluded(const pccl_comm_t *comm, pccl_algo_id_t id) {
-  return (int)(comm->excluded >> id & 1);
+  return pccl_algo_set_has(&comm->excluded, id);
 }
 
 #define NRULES (sizeof(rules) / sizeof(rules[0]))

@@ -20,7 +20,7 @@ struct pccl_comm {
   pccl_topo_t topo;   /* every rank's node, for hierarchical algorithms */
   pccl_intra_t intra; /* PCCL_HIER_INTRA */
   pccl_choice_t forced[PCCL_COLL_COUNT]; /* algo NULL: automatic selection */
-  uint64_t excluded; /* bit i: automatic selection never picks algorithm id i (PCCL_ALGO "coll:-name") */
+  pccl_algo_set_t excluded; /* automatic selection never picks these (PCCL_ALGO "coll:-name") */
   pccl_tune_table_t tune;                /* PCCL_TUNING_FILE, else the built-in table */
   const pccl_tune_section_t *tune_sec;   /* its rows for this layout; NULL: none */
   struct pccl_sel *sel; /* the rules compiled for it (coll/select.c), on its first call; freed with it */

@@ -8,7 +8,7 @@
 
 /* One "coll:algo[:k]" entry of PCCL_ALGO, in place (the entry is modified). */
 static pccl_status_t parse_entry(char *entry, pccl_choice_t forced[PCCL_COLL_COUNT],
-                                 uint64_t *excluded, char *err, size_t errlen) {
+                                 pccl_algo_set_t *excluded, char *err, size_t errlen) {
   char *colon = strchr(entry, ':');
   if (!colon) {
     snprintf(err, errlen, "PCCL_ALGO entry \"%s\" is not of the form collective:algorithm", entry);
@@ -31,7 +31,7 @@ static pccl_status_t parse_entry(char *entry, pccl_choice_t forced[PCCL_COLL_COU
       snprintf(err, errlen, "PCCL_ALGO excludes unknown algorithm \"%s\" of %s", algo + 1, entry);
       return PCCL_ERR_CONFIG;
     }
-    *excluded |= (uint64_t)1 << a->id;
+    pccl_algo_set_add(excluded, a->id);
     return PCCL_OK;
   }
   char why[160];
@@ -43,7 +43,7 @@ static pccl_status_t parse_entry(char *entry, pccl_choice_t forced[PCCL_COLL_COU
 }
 
 pccl_status_t pccl__parse_algo_list(const char *text, pccl_choice_t forced[PCCL_COLL_COUNT],
-                                    uint64_t *excluded, char *err, size_t errlen) {
+                                    pccl_algo_set_t *excluded, char *err, size_t errlen) {
   char *copy = strdup(text);
   if (!copy) return PCCL_ERR_NO_MEMORY;
   pccl_status_t rc = PCCL_OK;

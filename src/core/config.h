@@ -10,10 +10,10 @@
 #include "parse.h"
 
 /* Parses PCCL_ALGO syntax, "coll:algo[:k][,coll:algo[:k]...]", into forced[] (entries
- * not named stay as they were); an entry "coll:-algo" instead sets the bit of
- * that algorithm's id (pccl_algo_id_t) in *excluded, which keeps automatic
- * selection off it. On error writes a message into err. */
+ * not named stay as they were); an entry "coll:-algo" instead adds that
+ * algorithm to *excluded, which keeps automatic selection off it. On error
+ * writes a message into err. */
 pccl_status_t pccl__parse_algo_list(const char *text, pccl_choice_t forced[PCCL_COLL_COUNT],
-                                    uint64_t *excluded, char *err, size_t errlen);
+                                    pccl_algo_set_t *excluded, char *err, size_t errlen);
 
 #endif /* PCCL_CONFIG_H */

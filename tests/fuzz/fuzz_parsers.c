@@ -20,7 +20,7 @@ enum { P_ALGO, P_INT, P_SECONDS, P_TUNING, P_PROFILE, NPARSERS };
 
 static void algo_list(const char *text, char *err, size_t len) {
   pccl_choice_t forced[PCCL_COLL_COUNT] = {{0}};
-  uint64_t excluded = 0;
+  pccl_algo_set_t excluded = {{0}};
   pccl_status_t st = pccl__parse_algo_list(text, forced, &excluded, err, len);
   CHECK(st == PCCL_OK || st == PCCL_ERR_CONFIG || st == PCCL_ERR_NO_MEMORY);
   if (st == PCCL_ERR_CONFIG) CHECK(err[0] != '\0');
