@@ -269,21 +269,30 @@ pccl_status_t pccl_exec_advance(pccl_exec_t *x, int *progressed) {
    * the transport is polled: a long run of them (compressing chunk after
    * chunk) must not keep MPI from progressing what is in flight. */
   while (x->nready > 0) {
-    for (uint32_t i = 0; i < x->nready;) {
+    /* Messages start in the order they became ready, which for the sends
+     * to one peer is their order in the schedule: a transport with a few
+     * slots per peer (shm) then holds the first ones, which a receiver
+     * that takes them in order needs. Starting the last ready first filled
+     * the slots with late pieces and deadlocked a piecewise swap. Local
+     * steps stay in the list, in order. */
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < x->nready; i++) {
       uint32_t id = x->ready[i];
       if (!is_message(x, id)) {
-        i++;
+        x->ready[kept++] = id;
         continue;
       }
-      x->ready[i] = x->ready[--x->nready];
       x->flying[id] = 1;
       pccl_status_t rc = start(x, id);
       *progressed = 1;
       if (rc != PCCL_OK) {
+        while (++i < x->nready) x->ready[kept++] = x->ready[i];
+        x->nready = kept;
         x->failed_step = id;
         return rc;
       }
     }
+    x->nready = kept;
     if (x->nready == 0) break;
     uint32_t id = take_first_ready(x);
     pccl_status_t rc = start(x, id);

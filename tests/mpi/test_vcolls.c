@@ -568,6 +568,8 @@ int main(int argc, char **argv) {
             one_a2a(comm, mtypes[t], pattern, mbases[b], placed, inplace);
           }
     one_a2a(comm, PCCL_INT32, 2, 40000, 2, 1); /* in place, blocks past the swap's 64 KiB */
+    /* ... and past 16 of its pieces, the shm transport's slots per peer */
+    if (g_size <= 4) one_a2a(comm, PCCL_INT32, 0, 70000, 1, 1);
     errors(comm);
     rooted_errors(comm, 0);
     rooted_errors(comm, 1);
