@@ -25,7 +25,7 @@ static void bufs_open(pccl_ip_call_t *c, bufs_t *b, const void *send, size_t sco
   if (recv) b->rc = pccl_ip_view(&b->recv, recv, rcount, rtype, align, load_recv, c->comm);
   if (send && b->rc == MPI_SUCCESS)
     b->rc = pccl_ip_view(&b->send, send, scount, stype, align, 1, c->comm);
-  c->copied = b->send.copy || b->recv.copy;
+  c->copied |= b->send.copy || b->recv.copy;
 }
 
 /* Ends the call: stores the receive buffer if pccl succeeded and `store`. */
@@ -399,12 +399,11 @@ PCCL_IP_API int MPI_Barrier(MPI_Comm comm) {
   return pccl_ip_finish(&c, pccl_barrier(c.pc), MPI_SUCCESS, NULL);
 }
 
-/* ---- MPI_Allgatherv ---- */
+/* ---- the v-collectives: a block per rank, each of its own size ---- */
 
-/* The way of an all-gatherv is decided from recvcounts and recvtype, which
- * MPI makes alike on every rank (displs may differ from rank to rank). */
-static pccl_ip_reason_t v_reason(const int counts[], const int displs[], MPI_Datatype t,
-                                 MPI_Comm comm) {
+/* Why a buffer of a block per rank makes a v-call fall back, if it does. */
+static pccl_ip_reason_t many_reason(const int counts[], const int displs[], MPI_Datatype t,
+                                    MPI_Comm comm) {
   int size = 0;
   if (!counts || !displs || t == MPI_DATATYPE_NULL || comm == MPI_COMM_NULL ||
       PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
@@ -414,128 +413,235 @@ static pccl_ip_reason_t v_reason(const int counts[], const int displs[], MPI_Dat
   return PCCL_IP_TAKEN;
 }
 
-/* An all-gatherv in bytes: each rank's block size, and where it lands
- * relative to `base` (the lowest displacement, which MPI lets be negative). */
+/* An all-gatherv's, gatherv's or scatterv's reason, as rooted_reason: the
+ * buffer of a block per rank where this rank has it (`many`: every rank of
+ * an all-gatherv, the root of the others), then its own block unless that
+ * is in place there. All-gatherv's recvcounts are alike on every rank;
+ * otherwise only the root sees them, and a negative one is an erroneous
+ * program that MPI answers. */
+static pccl_ip_reason_t v_reason(int many, int inplace, const int counts[], const int displs[],
+                                 MPI_Datatype many_t, int one_n, MPI_Datatype one_t,
+                                 MPI_Comm comm) {
+  pccl_ip_reason_t why = many ? many_reason(counts, displs, many_t, comm) : PCCL_IP_TAKEN;
+  return why != PCCL_IP_TAKEN || (many && inplace) ? why : move_reason(one_n, one_t, 0, one_t);
+}
+
+/* Whether n1 elements of t1 and n2 of t2 differ in bytes. */
+static int differ(int n1, MPI_Datatype t1, int n2, MPI_Datatype t2) {
+  return pccl_ip_bytes((size_t)n1, t1) != pccl_ip_bytes((size_t)n2, t2);
+}
+
+/* A buffer of a block per rank (counts[i] elements of dt at displs[i]
+ * extents from `user`) as bytes: block i is count[i] bytes at base + at[i].
+ * With a plain datatype they are the user's own blocks, base the user's
+ * buffer moved to the lowest displacement of a nonempty block (MPI lets
+ * displacements be negative), NULL when every block is empty. With any
+ * other they are packed, in rank order, into a copy that v_open can load
+ * and v_store unpacks. */
 typedef struct {
-  size_t *count, *at; /* per rank, bytes */
-  char *base;
-  size_t mine;        /* this rank's block: count[rank] */
-} vbytes_t;
+  size_t *count, *at;
+  char *base, *copy, *user;
+  const int *counts, *displs;
+  MPI_Datatype dt;
+  MPI_Aint extent;
+  int n;                /* ranks */
+  size_t small[2 * 64]; /* count and at, on up to 64 ranks */
+} vside_t;
 
-/* Scales MPI's counts and displacements (elements of `esize` bytes placed
- * `extent` bytes apart) to bytes; MPI_ERR_COUNT when they overflow. */
-static int v_bytes(vbytes_t *v, int p, int rank, const int counts[], const int displs[], void *recv,
-                   size_t esize, size_t extent) {
+enum { LOAD_NONE = -2, LOAD_ALL = -1 }; /* what v_open loads, else one rank's block */
+
+/* Packs block i into the copy, or unpacks it from there. */
+static int v_move(vside_t *v, int i, int unpack, MPI_Comm comm) {
+  if (!v->counts[i]) return MPI_SUCCESS;
+  if (v->count[i] > INT_MAX) return MPI_ERR_COUNT; /* MPI_Pack's int size */
+  char *user = v->user + v->displs[i] * v->extent, *copy = v->copy + v->at[i];
+  int pos = 0, len = (int)v->count[i];
+  int rc = unpack ? PMPI_Unpack(copy, len, &pos, user, v->counts[i], v->dt, comm)
+                  : PMPI_Pack(user, v->counts[i], v->dt, copy, len, &pos, comm);
+  return rc == MPI_SUCCESS && pos != len ? MPI_ERR_INTERN : rc;
+}
+
+/* Sets up `v`; `load` is LOAD_NONE, LOAD_ALL or the one rank whose block
+ * the copy starts with. Returns an MPI code (MPI_ERR_COUNT when the bytes
+ * overflow); v_release releases `v` either way. */
+static int v_open(pccl_ip_call_t *c, vside_t *v, const void *user, const int counts[],
+                  const int displs[], MPI_Datatype dt, int load) {
+  size_t p = (size_t)c->size, es = pccl_ip_bytes(1, dt), total = 0;
+  int plain = pccl_ip_plain(dt), rc = MPI_SUCCESS;
+  MPI_Aint lb = 0;
+  v->user = (char *)user, v->counts = counts, v->displs = displs, v->dt = dt, v->n = c->size;
+  v->copy = NULL; /* not `*v = (vside_t){...}`, which would clear `small` too */
+  if (!(v->count = p <= 64 ? v->small : malloc(2 * p * sizeof *v->count))) return MPI_ERR_NO_MEM;
+  v->at = v->count + p;
+  if (PMPI_Type_get_extent(dt, &lb, &v->extent) != MPI_SUCCESS || v->extent < 0)
+    return MPI_ERR_TYPE;
   long long low = 0;
-  for (int i = 0; i < p; i++)
-    if (i == 0 || displs[i] < low) low = displs[i];
-  for (int i = 0; i < p; i++) {
+  int any = 0;
+  for (int i = 0; i < c->size; i++)
+    if (counts[i] && (!any || displs[i] < low)) low = displs[i], any = 1;
+  for (size_t i = 0; i < p; i++) {
     size_t n = (size_t)counts[i], d = (size_t)((long long)displs[i] - low);
-    if ((esize && n > SIZE_MAX / esize) || (extent && d > SIZE_MAX / extent)) return MPI_ERR_COUNT;
-    v->count[i] = n * esize;
-    v->at[i] = d * extent;
+    if (es && n > SIZE_MAX / es) return MPI_ERR_COUNT;
+    v->count[i] = n * es;
+    if (!plain) { /* packed */
+      v->at[i] = total;
+      if ((total += v->count[i]) < v->count[i]) return MPI_ERR_COUNT;
+    } else if (displs[i] < low) { /* an empty block's place is not used */
+      v->at[i] = 0;
+    } else if (d > SIZE_MAX / es) {
+      return MPI_ERR_COUNT;
+    } else {
+      v->at[i] = d * es;
+    }
   }
-  v->base = (char *)recv + low * (long long)extent;
-  v->mine = v->count[rank];
-  return MPI_SUCCESS;
+  if (plain) { /* an empty side's address may equal the other's, which pccl takes for in place */
+    v->base = any ? v->user + low * (long long)es : NULL;
+    return MPI_SUCCESS;
+  }
+  c->copied = 1;
+  if (!(v->base = v->copy = malloc(total ? total : 1))) return MPI_ERR_NO_MEM;
+  for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++)
+    if (load == LOAD_ALL || load == i) rc = v_move(v, i, 0, c->comm);
+  return rc;
 }
 
-/* A receive type that is not plain: the blocks are gathered packed into a
- * copy, then each is unpacked at its displacement (in place, this rank's
- * block is packed in first). */
-static pccl_status_t v_through_copy(pccl_ip_call_t *c, const vbytes_t *v, const void *send,
-                                    void *recvbuf, const int counts[], const int displs[],
-                                    MPI_Datatype t, MPI_Aint extent, int *rc) {
-  size_t total = 0, mine_at = 0;
-  for (int i = 0; i < c->size; i++) {
-    if (i == c->rank) mine_at = total;
-    total += v->count[i];
-  }
-  char *copy = malloc(total ? total : 1);
-  if (!copy) return *rc = MPI_ERR_NO_MEM, PCCL_OK;
-  int pos = 0;
-  if (!send && v->mine > INT_MAX) *rc = MPI_ERR_COUNT;
-  else if (!send && v->mine)
-    *rc = PMPI_Pack((char *)recvbuf + displs[c->rank] * extent, counts[c->rank], t, copy + mine_at,
-                    (int)v->mine, &pos, c->comm);
-  pccl_status_t st = PCCL_OK;
-  if (*rc == MPI_SUCCESS)
-    st = pccl_allgatherv(send ? send : copy + mine_at, copy, v->count, NULL, PCCL_UINT8, c->pc);
-  size_t off = 0;
-  for (int i = 0; st == PCCL_OK && *rc == MPI_SUCCESS && i < c->size; off += v->count[i++]) {
-    pos = 0;
-    if (counts[i] && v->count[i] > INT_MAX) *rc = MPI_ERR_COUNT; /* PMPI_Unpack's int size */
-    else if (counts[i])
-      *rc = PMPI_Unpack(copy + off, (int)v->count[i], &pos, (char *)recvbuf + displs[i] * extent,
-                        counts[i], t, c->comm);
-  }
-  free(copy);
-  return st;
+/* Unpacks the copy, if there is one, into the user's buffer. */
+static int v_store(vside_t *v, MPI_Comm comm) {
+  int rc = MPI_SUCCESS;
+  for (int i = 0; v->copy && i < v->n && rc == MPI_SUCCESS; i++) rc = v_move(v, i, 1, comm);
+  return rc;
 }
 
+/* A side this rank does not have (a gatherv's or scatterv's rank but the
+ * root): nothing to release. Only the pointers are set: clearing `small`
+ * would cost a small call as much as its data. */
+static void v_none(vside_t *v) { v->count = v->at = NULL, v->base = v->copy = NULL; }
+
+static void v_release(vside_t *v) {
+  if (v->count != v->small) free(v->count);
+  free(v->copy);
+}
+
+/* Ends a v-call: unpacks `out` (the side pccl wrote, or NULL) if pccl
+ * succeeded, releases `out` and `in`, and ends as bufs_close. */
+static int v_close(pccl_ip_call_t *c, vside_t *out, vside_t *in, bufs_t *b, pccl_status_t st,
+                   int store) {
+  if (out && st == PCCL_OK && b->rc == MPI_SUCCESS) b->rc = v_store(out, c->comm);
+  if (out) v_release(out);
+  if (in) v_release(in);
+  return bufs_close(c, b, st, store);
+}
+
+/* In place, this rank's block is already at recvbuf + displs[rank]. */
 PCCL_IP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                void *recvbuf, const int recvcounts[], const int displs[],
                                MPI_Datatype recvtype, MPI_Comm comm) {
   pccl_ip_call_t c;
   int inplace = sendbuf == MPI_IN_PLACE;
-  pccl_ip_reason_t why = v_reason(recvcounts, displs, recvtype, comm);
-  if (why == PCCL_IP_TAKEN && !inplace) why = move_reason(sendcount, sendtype, 0, recvtype);
-  if (!pccl_ip_start(&c, PCCL_IP_ALLGATHERV, comm, why))
+  if (!pccl_ip_start(&c, PCCL_IP_ALLGATHERV, comm,
+                     v_reason(1, inplace, recvcounts, displs, recvtype, sendcount, sendtype, comm)))
     return c.rc ? c.rc : PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                          recvtype, comm);
-  MPI_Aint lb = 0, extent = 0;
-  size_t esize = pccl_ip_bytes(1, recvtype), p = (size_t)c.size;
-  int plain = pccl_ip_plain(recvtype);
-  if (PMPI_Type_get_extent(recvtype, &lb, &extent) != MPI_SUCCESS || extent < 0)
-    return pccl_ip_finish(&c, PCCL_OK, MPI_ERR_TYPE, "recvtype has no extent");
-  size_t small[2 * 64], *arrays = p <= 64 ? small : malloc(2 * p * sizeof *arrays);
-  if (!arrays) return pccl_ip_finish(&c, PCCL_OK, MPI_ERR_NO_MEM, "out of memory");
-  vbytes_t v = {arrays, arrays + p, NULL, 0};
-  int rc = v_bytes(&v, c.size, c.rank, recvcounts, displs, recvbuf, esize,
-                   plain ? esize : (size_t)extent);
-  bufs_t b = {.rc = rc};
-  pccl_status_t st = PCCL_OK;
-  if (rc == MPI_SUCCESS && !inplace && pccl_ip_bytes((size_t)sendcount, sendtype) != v.mine) {
-    if (arrays != small) free(arrays);
+  if (!inplace && differ(sendcount, sendtype, recvcounts[c.rank], recvtype))
     return size_mismatch(&c);
-  }
-  if (rc == MPI_SUCCESS)
+  vside_t v;
+  bufs_t b = {.rc = v_open(&c, &v, recvbuf, recvcounts, displs, recvtype,
+                           inplace ? c.rank : LOAD_NONE)};
+  if (b.rc == MPI_SUCCESS)
     bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype, NULL, 0, recvtype, 0, 1);
-  if (b.rc == MPI_SUCCESS && plain)
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS)
     st = pccl_allgatherv(inplace ? v.base + v.at[c.rank] : b.send.bytes, v.base, v.count, v.at,
                          PCCL_UINT8, c.pc);
-  else if (b.rc == MPI_SUCCESS)
-    c.copied = 1, st = v_through_copy(&c, &v, inplace ? NULL : b.send.bytes, recvbuf, recvcounts,
-                                      displs, recvtype, extent, &b.rc);
-  if (arrays != small) free(arrays);
-  return bufs_close(&c, &b, st, 0);
+  return v_close(&c, &v, NULL, &b, st, 0);
 }
 
-/* ---- calls pccl does not take: counted, then MPI's ---- */
-
+/* Only the root has recvcounts, displs and recvtype. In place, its own
+ * block is already at recvbuf + displs[root]. */
 PCCL_IP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, const int recvcounts[], const int displs[],
                             MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  pccl_ip_pass(PCCL_IP_GATHERV);
-  return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                      comm);
+  pccl_ip_call_t c;
+  int at_root = rank_in(comm) == root, inplace = sendbuf == MPI_IN_PLACE;
+  if (!pccl_ip_start(&c, PCCL_IP_GATHERV, comm, v_reason(at_root, inplace, recvcounts, displs,
+                                                         recvtype, sendcount, sendtype, comm)))
+    return c.rc ? c.rc : PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                      recvtype, root, comm);
+  if (inplace && !at_root) return misplaced_in_place(&c);
+  if (at_root && !inplace && differ(sendcount, sendtype, recvcounts[root], recvtype))
+    return size_mismatch(&c);
+  vside_t v;
+  v_none(&v);
+  bufs_t b = {.rc = at_root ? v_open(&c, &v, recvbuf, recvcounts, displs, recvtype,
+                                     inplace ? root : LOAD_NONE)
+                            : MPI_SUCCESS};
+  if (b.rc == MPI_SUCCESS)
+    bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype, NULL, 0, sendtype, 0,
+              1);
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS)
+    st = pccl_gatherv(inplace ? v.base + v.at[root] : b.send.bytes,
+                      inplace ? v.count[root] : b.send.len, v.base, v.count, v.at, PCCL_UINT8, root,
+                      c.pc);
+  return v_close(&c, &v, NULL, &b, st, 0);
 }
 
+/* Only the root has sendcounts, displs and sendtype. In place, its own
+ * block stays at sendbuf + displs[root]. */
 PCCL_IP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                              MPI_Datatype sendtype, void *recvbuf, int recvcount,
                              MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  pccl_ip_pass(PCCL_IP_SCATTERV);
-  return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                       comm);
+  pccl_ip_call_t c;
+  int at_root = rank_in(comm) == root, inplace = recvbuf == MPI_IN_PLACE;
+  if (!pccl_ip_start(&c, PCCL_IP_SCATTERV, comm, v_reason(at_root, inplace, sendcounts, displs,
+                                                          sendtype, recvcount, recvtype, comm)))
+    return c.rc ? c.rc : PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                       recvtype, root, comm);
+  if (inplace && !at_root) return misplaced_in_place(&c);
+  if (at_root && !inplace && differ(recvcount, recvtype, sendcounts[root], sendtype))
+    return size_mismatch(&c);
+  vside_t v;
+  v_none(&v);
+  bufs_t b = {.rc = at_root ? v_open(&c, &v, sendbuf, sendcounts, displs, sendtype, LOAD_ALL)
+                            : MPI_SUCCESS};
+  if (b.rc == MPI_SUCCESS)
+    bufs_open(&c, &b, NULL, 0, recvtype, inplace ? NULL : recvbuf, (size_t)recvcount, recvtype, 0,
+              1);
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS)
+    st = pccl_scatterv(v.base, v.count, v.at, inplace ? v.base + v.at[root] : b.recv.bytes,
+                       inplace ? v.count[root] : b.recv.len, PCCL_UINT8, root, c.pc);
+  return v_close(&c, NULL, &v, &b, st, !inplace);
 }
 
+/* In place (sendbuf MPI_IN_PLACE), the blocks sent are recvbuf's own
+ * (recvcounts, rdispls, recvtype), replaced by those received: pccl's
+ * sendbuf == recvbuf. */
 PCCL_IP_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  pccl_ip_pass(PCCL_IP_ALLTOALLV);
-  return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                        recvtype, comm);
+  pccl_ip_call_t c;
+  int inplace = sendbuf == MPI_IN_PLACE;
+  pccl_ip_reason_t why = many_reason(recvcounts, rdispls, recvtype, comm);
+  if (why == PCCL_IP_TAKEN && !inplace) why = many_reason(sendcounts, sdispls, sendtype, comm);
+  if (!pccl_ip_start(&c, PCCL_IP_ALLTOALLV, comm, why))
+    return c.rc ? c.rc : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                        rdispls, recvtype, comm);
+  if (!inplace && differ(sendcounts[c.rank], sendtype, recvcounts[c.rank], recvtype))
+    return size_mismatch(&c);
+  vside_t r, s, *in = inplace ? &r : &s;
+  v_none(&s);
+  bufs_t b = {.rc = v_open(&c, &r, recvbuf, recvcounts, rdispls, recvtype,
+                           inplace ? LOAD_ALL : LOAD_NONE)};
+  if (b.rc == MPI_SUCCESS && !inplace)
+    b.rc = v_open(&c, &s, sendbuf, sendcounts, sdispls, sendtype, LOAD_ALL);
+  pccl_status_t st = PCCL_OK;
+  if (b.rc == MPI_SUCCESS)
+    st = pccl_alltoallv(in->base, in->count, in->at, r.base, r.count, r.at, PCCL_UINT8, c.pc);
+  return v_close(&c, &r, &s, &b, st, 0);
 }
+
+/* ---- calls pccl does not take: counted, then MPI's ---- */
 
 PCCL_IP_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
                                MPI_Op op, MPI_Comm comm, MPI_Request *request) {

@@ -65,36 +65,84 @@ static void reduce_scatter_block_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, M
                                    F_COMM(comm));
 }
 
-static void reduce_scatter_f(void *s, void *r, MPI_Fint *counts, MPI_Fint *t, MPI_Fint *op,
-                             MPI_Fint *comm, MPI_Fint *ierr) {
-  MPI_Comm c = F_COMM(comm);
-  int size = 0;
-  if (PMPI_Comm_size(c, &size) != MPI_SUCCESS) size = 0;
-  int *c_counts = malloc(sizeof(int) * (size_t)(size > 0 ? size : 1));
-  if (!c_counts) {
-    *ierr = MPI_ERR_NO_MEM;
-    PMPI_Comm_call_errhandler(c, MPI_ERR_NO_MEM);
-    return;
-  }
-  for (int i = 0; i < size; i++) c_counts[i] = (int)counts[i];
-  *ierr = MPI_Reduce_scatter(f_buf(s), f_buf(r), c_counts, F_TYPE(t), PMPI_Op_f2c(*op), c);
-  free(c_counts);
-}
-
-/* MPI_ALLGATHERV: the counts and displacements, Fortran integers, as C's. */
-static void allgatherv_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *counts,
-                         MPI_Fint *displs, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr) {
-  MPI_Comm c = F_COMM(comm);
-  int size = 0;
-  if (PMPI_Comm_size(c, &size) != MPI_SUCCESS) size = 0;
-  int *v = malloc(2 * sizeof(int) * (size_t)(size > 0 ? size : 1));
+/* The Fortran integer arrays a[0..k-1], one entry per rank of c (*size),
+ * as C's, one after the other in one block to free; a NULL array (not
+ * significant on this rank, where a program may pass anything) becomes
+ * zeros. NULL after raising MPI_ERR_NO_MEM. */
+static int *f_ints(MPI_Comm c, int k, MPI_Fint *const a[], int *size, MPI_Fint *ierr) {
+  if (PMPI_Comm_size(c, size) != MPI_SUCCESS) *size = 0;
+  int *v = calloc((size_t)k * (size_t)(*size > 0 ? *size : 1), sizeof(int));
   if (!v) {
     *ierr = MPI_ERR_NO_MEM;
     PMPI_Comm_call_errhandler(c, MPI_ERR_NO_MEM);
-    return;
+    return NULL;
   }
-  for (int i = 0; i < size; i++) v[i] = (int)counts[i], v[size + i] = (int)displs[i];
+  for (int j = 0; j < k; j++)
+    for (int i = 0; a[j] && i < *size; i++) v[j * *size + i] = (int)a[j][i];
+  return v;
+}
+
+static int f_rank(MPI_Comm c) {
+  int rank = -1;
+  if (PMPI_Comm_rank(c, &rank) != MPI_SUCCESS) rank = -1;
+  return rank;
+}
+
+static void reduce_scatter_f(void *s, void *r, MPI_Fint *counts, MPI_Fint *t, MPI_Fint *op,
+                             MPI_Fint *comm, MPI_Fint *ierr) {
+  MPI_Comm c = F_COMM(comm);
+  int size = 0, *v = f_ints(c, 1, (MPI_Fint *[]){counts}, &size, ierr);
+  if (!v) return;
+  *ierr = MPI_Reduce_scatter(f_buf(s), f_buf(r), v, F_TYPE(t), PMPI_Op_f2c(*op), c);
+  free(v);
+}
+
+/* MPI_ALLGATHERV, MPI_GATHERV, MPI_SCATTERV and MPI_ALLTOALLV: the counts
+ * and displacements, Fortran integers, as C's (a rooted call's at the root
+ * only, an in-place all-to-allv's receive side only). */
+static void allgatherv_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *counts,
+                         MPI_Fint *displs, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr) {
+  MPI_Comm c = F_COMM(comm);
+  int size = 0, *v = f_ints(c, 2, (MPI_Fint *[]){counts, displs}, &size, ierr);
+  if (!v) return;
   *ierr = MPI_Allgatherv(f_buf(s), *sn, F_TYPE(st), f_buf(r), v, v + size, F_TYPE(rt), c);
+  free(v);
+}
+
+static void gatherv_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *counts,
+                      MPI_Fint *displs, MPI_Fint *rt, MPI_Fint *root, MPI_Fint *comm,
+                      MPI_Fint *ierr) {
+  MPI_Comm c = F_COMM(comm);
+  int at_root = f_rank(c) == *root, size = 0;
+  int *v = f_ints(c, 2, (MPI_Fint *[]){at_root ? counts : NULL, at_root ? displs : NULL}, &size,
+                  ierr);
+  if (!v) return;
+  *ierr = MPI_Gatherv(f_buf(s), *sn, F_TYPE(st), f_buf(r), v, v + size, F_TYPE(rt), *root, c);
+  free(v);
+}
+
+static void scatterv_f(void *s, MPI_Fint *counts, MPI_Fint *displs, MPI_Fint *st, void *r,
+                       MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *root, MPI_Fint *comm,
+                       MPI_Fint *ierr) {
+  MPI_Comm c = F_COMM(comm);
+  int at_root = f_rank(c) == *root, size = 0;
+  int *v = f_ints(c, 2, (MPI_Fint *[]){at_root ? counts : NULL, at_root ? displs : NULL}, &size,
+                  ierr);
+  if (!v) return;
+  *ierr = MPI_Scatterv(f_buf(s), v, v + size, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), *root, c);
+  free(v);
+}
+
+static void alltoallv_f(void *s, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *r, MPI_Fint *rc,
+                        MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr) {
+  MPI_Comm c = F_COMM(comm);
+  void *send = f_buf(s);
+  int inplace = send == MPI_IN_PLACE, size = 0;
+  int *v = f_ints(c, 4, (MPI_Fint *[]){inplace ? NULL : sc, inplace ? NULL : sd, rc, rd}, &size,
+                  ierr);
+  if (!v) return;
+  *ierr = MPI_Alltoallv(send, v, v + size, F_TYPE(st), f_buf(r), v + 2 * size, v + 3 * size,
+                        F_TYPE(rt), c);
   free(v);
 }
 
@@ -188,4 +236,16 @@ F_ENTRY(MPI_ALLGATHERV, mpi_allgatherv, allgatherv_f,
         (s, sn, st, r, rn, rd, rt, c, e))
 F_ENTRY(MPI_SCATTER, mpi_scatter, scatter_f, P_ROOTED, A_ROOTED)
 F_ENTRY(MPI_GATHER, mpi_gather, gather_f, P_ROOTED, A_ROOTED)
+F_ENTRY(MPI_GATHERV, mpi_gatherv, gatherv_f,
+        (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rd, MPI_Fint *rt,
+         MPI_Fint *root, MPI_Fint *c, MPI_Fint *e),
+        (s, sn, st, r, rn, rd, rt, root, c, e))
+F_ENTRY(MPI_SCATTERV, mpi_scatterv, scatterv_f,
+        (void *s, MPI_Fint *sn, MPI_Fint *sd, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt,
+         MPI_Fint *root, MPI_Fint *c, MPI_Fint *e),
+        (s, sn, sd, st, r, rn, rt, root, c, e))
+F_ENTRY(MPI_ALLTOALLV, mpi_alltoallv, alltoallv_f,
+        (void *s, MPI_Fint *sn, MPI_Fint *sd, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rd,
+         MPI_Fint *rt, MPI_Fint *c, MPI_Fint *e),
+        (s, sn, sd, st, r, rn, rd, rt, c, e))
 F_ENTRY(MPI_BARRIER, mpi_barrier, barrier_f, (MPI_Fint * c, MPI_Fint *e), (c, e))

@@ -22,7 +22,7 @@
 
 #define PCCL_IP_API __attribute__((visibility("default")))
 
-/* The MPI functions the interposer defines: the thirteen pccl can run, then
+/* The MPI functions the interposer defines: the sixteen pccl can run, then
  * those it only counts on their way to MPI. */
 #define PCCL_IP_CALL_MAP(X)                                  \
   X(ALLGATHER, "MPI_Allgather")                              \
@@ -63,7 +63,7 @@ typedef enum {
   X(DATATYPE, "datatype", "a reduction on a datatype pccl has not (derived, long double, complex, ...)") \
   X(OP, "op", "an op pccl has not (user-defined, MPI_REPLACE, MPI_NO_OP)")               \
   X(UNDEFINED, "undefined", "an op MPI does not define on the datatype (left to MPI to answer)") \
-  X(NOT_HANDLED, "not-handled", "a call pccl does not take (gatherv, scatterv, alltoallv, non-blocking)")
+  X(NOT_HANDLED, "not-handled", "a call pccl does not take (the non-blocking ones)")
 
 typedef enum {
 #define PCCL_IP_REASON_ENUM(id, key, text) PCCL_IP_##id,
@@ -97,8 +97,8 @@ int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
  * itself (MPI_SUCCESS if none); `what` names it. Returns the MPI code. */
 int pccl_ip_finish(pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const char *what);
 
-/* Counts a call that goes to MPI without being looked at (gatherv,
- * scatterv, alltoallv and the non-blocking calls). */
+/* Counts a call that goes to MPI without being looked at (the
+ * non-blocking calls). */
 void pccl_ip_pass(pccl_ip_call_id_t id);
 
 /* ---- stats.c ---- */

@@ -415,9 +415,22 @@ static void test_moves(size_t n, movetype_t mt, int inplace, int salt) {
   free(send), free(recv), free(want);
 }
 
-/* MPI_Allgatherv: rank r gives 0 (r % 3 == 1), n or 2n elements; the
- * blocks lie packed, or in reverse rank order with a gap of one element
- * before each, which must keep its fill. */
+/* Places blocks of counts[r] elements in a buffer: packed in rank order,
+ * or (gapped) in reverse rank order with a gap of one element before each,
+ * which must keep its fill. Returns the buffer's length in elements. */
+static size_t place(const int *counts, int *displs, size_t P, int gapped) {
+  size_t at = 0;
+  for (size_t k = 0; k < P; k++) {
+    size_t r = gapped ? P - 1 - k : k;
+    at += (size_t)gapped;
+    displs[r] = (int)at;
+    at += (size_t)counts[r];
+  }
+  return at;
+}
+
+/* MPI_Allgatherv: rank r gives 0 (r % 3 == 1), n or 2n elements, placed
+ * packed or gapped. */
 static void test_allgatherv(size_t n, movetype_t mt, int inplace, int salt) {
   MPI_Count sz;
   MPI_Type_size_x(mt.dt, &sz);
@@ -429,14 +442,8 @@ static void test_allgatherv(size_t n, movetype_t mt, int inplace, int salt) {
      * recvbuf, not at displs[0] (seen here: the plain run fails) */
     if (gapped && nranks == 1) continue;
 #endif
-    size_t at = 0;
     for (size_t r = 0; r < P; r++) counts[r] = r % 3 == 1 ? 0 : (int)(n * (r % 2 + 1));
-    for (size_t k = 0; k < P; k++) {
-      size_t r = gapped ? P - 1 - k : k;
-      at += (size_t)gapped;
-      displs[r] = (int)at;
-      at += (size_t)counts[r];
-    }
+    size_t at = place(counts, displs, P, gapped);
     unsigned char *send = malloc(2 * n * es + 1), *recv = malloc(at * es + 1), *want = malloc(at * es + 1);
     memset(want, 0xEE, at * es);
     for (size_t r = 0; r < P; r++) pattern(want + (size_t)displs[r] * es, (size_t)counts[r] * es, r + 400, salt);
@@ -453,6 +460,88 @@ static void test_allgatherv(size_t n, movetype_t mt, int inplace, int salt) {
     free(send), free(recv), free(want);
   }
   free(counts), free(displs);
+}
+
+/* MPI_Gatherv and MPI_Scatterv at each root, and MPI_Alltoallv, with the
+ * blocks of all-gatherv's test: rank r's block 0 (r % 3 == 1), n or 2n
+ * elements, packed or gapped (an all-to-allv's send side the other way). A
+ * non-root passes NULL for what only the root reads. In place at the root,
+ * a scatterv's send buffer must stay as it was. An all-to-allv's block from
+ * rank i to rank j is 0 or n or 2n elements by (i, j), alike both ways in
+ * place (where each rank sends its receive blocks). */
+static void test_vmoves(size_t n, movetype_t mt, int inplace, int salt) {
+  MPI_Count sz;
+  MPI_Type_size_x(mt.dt, &sz);
+  size_t P = (size_t)nranks, es = (size_t)sz, me = (size_t)rank;
+  int *counts = malloc(sizeof(int) * P), *displs = malloc(sizeof(int) * P);
+  int *scounts = malloc(sizeof(int) * P), *sdispls = malloc(sizeof(int) * P);
+  size_t cap = (2 * n * P + P) * es + 1; /* any buffer here */
+  unsigned char *send = malloc(cap), *recv = malloc(cap), *want = malloc(cap);
+  char what[160];
+  for (int gapped = 0; gapped < 2; gapped++) {
+    for (size_t r = 0; r < P; r++) counts[r] = r % 3 == 1 ? 0 : (int)(n * (r % 2 + 1));
+    size_t at = place(counts, displs, P, gapped), mine = (size_t)counts[rank] * es;
+    /* every root up to 1000 elements, one above (the runtime) */
+    int first = n > 1000 ? salt % nranks : 0, last = n > 1000 ? first : nranks - 1;
+    for (int root = first; root <= last; root++) {
+      int ip = inplace && rank == root;
+#define WHAT(coll)                                                                          \
+  snprintf(what, sizeof what, coll " %s n=%zu root %d%s%s", mt.name, n, root,             \
+           gapped ? " gapped" : "", inplace ? " in place" : "")
+      WHAT("gatherv");
+      memset(want, 0xEE, at * es);
+      for (size_t r = 0; r < P; r++)
+        pattern(want + (size_t)displs[r] * es, (size_t)counts[r] * es, r + 500, salt + root);
+      memset(recv, 0xEE, at * es);
+      if (ip) memcpy(recv + (size_t)displs[rank] * es, want + (size_t)displs[rank] * es, mine);
+      else pattern(send, mine, me + 500, salt + root);
+      if (rank == root)
+        check_rc(what, MPI_Gatherv(ip ? MPI_IN_PLACE : send, counts[rank], mt.dt, recv, counts,
+                                   displs, mt.dt, root, MPI_COMM_WORLD));
+      else
+        check_rc(what, MPI_Gatherv(send, counts[rank], mt.dt, NULL, NULL, NULL, mt.dt, root,
+                                   MPI_COMM_WORLD));
+      if (rank == root) check(what, recv, want, at * es);
+
+      WHAT("scatterv");
+      memset(send, 0xEE, at * es);
+      for (size_t r = 0; r < P; r++)
+        pattern(send + (size_t)displs[r] * es, (size_t)counts[r] * es, r + 600, salt + root);
+      memcpy(want, send, at * es);
+      memset(recv, 0xEE, mine + 1);
+      if (rank == root)
+        check_rc(what, MPI_Scatterv(send, counts, displs, mt.dt, ip ? MPI_IN_PLACE : recv,
+                                    counts[rank], mt.dt, root, MPI_COMM_WORLD));
+      else
+        check_rc(what, MPI_Scatterv(NULL, NULL, NULL, mt.dt, recv, counts[rank], mt.dt, root,
+                                    MPI_COMM_WORLD));
+      if (ip) check(what, send, want, at * es);
+      else check(what, recv, want + (size_t)displs[rank] * es, mine);
+#undef WHAT
+    }
+
+    /* rank i sends rank j blk(i, j) elements, carrying pattern i * P + j */
+#define BLK(i, j) (((i) + (j) * (inplace ? 1 : 2)) % 3 == 1 ? 0 : (int)(n * (((i) + (j)) % 2 + 1)))
+    for (size_t r = 0; r < P; r++) scounts[r] = BLK(me, r), counts[r] = BLK(r, me);
+#undef BLK
+    size_t sat = place(scounts, sdispls, P, !gapped);
+    at = place(counts, displs, P, gapped);
+    memset(want, 0xEE, at * es);
+    memset(recv, 0xEE, at * es);
+    memset(send, 0xEE, sat * es);
+    for (size_t r = 0; r < P; r++) {
+      pattern(want + (size_t)displs[r] * es, (size_t)counts[r] * es, r * P + me + 700, salt);
+      if (inplace) pattern(recv + (size_t)displs[r] * es, (size_t)counts[r] * es, me * P + r + 700, salt);
+      else pattern(send + (size_t)sdispls[r] * es, (size_t)scounts[r] * es, me * P + r + 700, salt);
+    }
+    snprintf(what, sizeof what, "alltoallv %s n=%zu%s%s", mt.name, n, gapped ? " gapped" : "",
+             inplace ? " in place" : "");
+    check_rc(what, MPI_Alltoallv(inplace ? MPI_IN_PLACE : send, scounts, sdispls, mt.dt, recv,
+                                 counts, displs, mt.dt, MPI_COMM_WORLD));
+    check(what, recv, want, at * es);
+  }
+  free(counts), free(displs), free(scounts), free(sdispls);
+  free(send), free(recv), free(want);
 }
 
 /* ---- MAXLOC and MINLOC on the pair types ---- */
@@ -521,6 +610,106 @@ static void test_pairs(size_t n, int inplace, int salt) {
     PAIRS(PAIR_CALL)
 #undef PAIR_CALL
   }
+}
+
+/* ---- v-collectives through a copy ---- */
+
+/* Writes rank r's block of the v-tests below: `count` elements of `es`
+ * bytes, element k carrying pattern id * 64 + k, `stride` bytes apart from
+ * element `displ` on (stride 2 * es: a holed type's elements). */
+static void put_block(unsigned char *buf, int count, long displ, size_t es, size_t stride,
+                      size_t id, int salt) {
+  for (int k = 0; k < count; k++)
+    pattern(buf + (displ + k) * (long)stride, es, id * 64 + (size_t)k, salt);
+}
+
+/* Gatherv, scatterv and all-to-allv with a type of one element followed by
+ * a hole of one (resized) on one side, of int and of double: the blocks go
+ * through a copy, and bytes in holes and gaps keep their fill. Rank r's
+ * block is 0 (r % 3 == 1) or r + 1 elements, placed in reverse rank order
+ * with gaps; each call in place too where the holed side allows it. The
+ * all-to-allv's receive displacements count back from the end of its
+ * buffer (negative), and so do those of a plain gatherv. */
+static void test_v_holed(int salt) {
+  const MPI_Datatype bases[2] = {MPI_INT, MPI_DOUBLE};
+  const char *names[2] = {"int", "double"};
+  size_t P = (size_t)nranks, me = (size_t)rank;
+  int *counts = malloc(sizeof(int) * P), *displs = malloc(sizeof(int) * P);
+  int *sc = malloc(sizeof(int) * P), *sd = malloc(sizeof(int) * P);
+  int *rc = malloc(sizeof(int) * P), *rd = malloc(sizeof(int) * P);
+  char what[160];
+  for (int b = 0; b < 2; b++) {
+    MPI_Datatype base = bases[b], holed;
+    size_t es = b ? sizeof(double) : sizeof(int), cap = (2 * P * (P + 1) + P) * 2 * es + 1;
+    MPI_Type_create_resized(base, 0, 2 * (MPI_Aint)es, &holed);
+    MPI_Type_commit(&holed);
+    unsigned char *send = malloc(cap), *recv = malloc(cap), *want = malloc(cap);
+    for (size_t r = 0; r < P; r++) counts[r] = r % 3 == 1 ? 0 : (int)r + 1;
+    size_t at = place(counts, displs, P, 1);
+    for (int inplace = 0; inplace < 2; inplace++) {
+      int root = inplace ? 0 : nranks - 1, ip = inplace && rank == root;
+      /* gatherv: the root receives holed */
+      snprintf(what, sizeof what, "gatherv holed %s root %d%s", names[b], root, inplace ? " in place" : "");
+      memset(want, 0xEE, 2 * at * es);
+      for (size_t r = 0; r < P; r++) put_block(want, counts[r], displs[r], es, 2 * es, r, salt);
+      memset(recv, 0xEE, 2 * at * es);
+      if (ip) put_block(recv, counts[rank], displs[rank], es, 2 * es, me, salt);
+      put_block(send, counts[rank], 0, es, es, me, salt);
+      check_rc(what, MPI_Gatherv(ip ? MPI_IN_PLACE : send, counts[rank], base, recv, counts, displs,
+                                 holed, root, MPI_COMM_WORLD));
+      if (rank == root) check(what, recv, want, 2 * at * es);
+      /* scatterv: the root sends holed (its holes are not sent) */
+      snprintf(what, sizeof what, "scatterv holed %s root %d%s", names[b], root, inplace ? " in place" : "");
+      memset(send, 0x55, 2 * at * es);
+      for (size_t r = 0; r < P; r++) put_block(send, counts[r], displs[r], es, 2 * es, r, salt + 1);
+      memcpy(want, send, 2 * at * es);
+      memset(recv, 0xEE, (size_t)counts[rank] * es + 1);
+      check_rc(what, MPI_Scatterv(send, counts, displs, holed, ip ? MPI_IN_PLACE : recv,
+                                  counts[rank], base, root, MPI_COMM_WORLD));
+      if (ip) {
+        check(what, send, want, 2 * at * es);
+      } else {
+        put_block(want, counts[rank], 0, es, es, me, salt + 1);
+        check(what, recv, want, (size_t)counts[rank] * es);
+      }
+    }
+    /* all-to-allv: plain packed blocks sent, holed ones received at
+     * negative displacements; in place, holed both ways */
+    for (int inplace = 0; inplace < 2; inplace++) {
+#define BLK(i, j) (((i) + (j) * (inplace ? 1 : 2)) % 3 == 1 ? 0 : (int)((i) + (j) + 1))
+      for (size_t r = 0; r < P; r++) sc[r] = BLK(me, r), rc[r] = BLK(r, me);
+#undef BLK
+      place(sc, sd, P, 0);
+      size_t rat = place(rc, rd, P, 1);
+      long end = inplace ? 0 : (long)rat; /* recvbuf at the end, displacements negative */
+      for (size_t r = 0; r < P; r++) rd[r] -= (int)end;
+      unsigned char *rb = recv + end * 2 * (long)es;
+      memset(want, 0xEE, 2 * rat * es);
+      memset(recv, 0xEE, 2 * rat * es);
+      for (size_t r = 0; r < P; r++) {
+        put_block(want, rc[r], rd[r] + end, es, 2 * es, r * P + me, salt + 2);
+        if (inplace) put_block(rb, rc[r], rd[r], es, 2 * es, me * P + r, salt + 2);
+        else put_block(send, sc[r], sd[r], es, es, me * P + r, salt + 2);
+      }
+      snprintf(what, sizeof what, "alltoallv holed %s%s", names[b], inplace ? " in place" : " negative rdispls");
+      check_rc(what, MPI_Alltoallv(inplace ? MPI_IN_PLACE : send, sc, sd, base, rb, rc, rd, holed,
+                                   MPI_COMM_WORLD));
+      check(what, recv, want, 2 * rat * es);
+    }
+    /* a plain gatherv, displacements counted back from the end */
+    snprintf(what, sizeof what, "gatherv negative displs %s", names[b]);
+    for (size_t r = 0; r < P; r++) sd[r] = displs[r] - (int)at;
+    memset(want, 0xEE, at * es);
+    for (size_t r = 0; r < P; r++) put_block(want, counts[r], displs[r], es, es, r, salt + 3);
+    memset(recv, 0xEE, at * es);
+    put_block(send, counts[rank], 0, es, es, me, salt + 3);
+    check_rc(what, MPI_Gatherv(send, counts[rank], base, recv + at * es, counts, sd, base, 0,
+                               MPI_COMM_WORLD));
+    if (rank == 0) check(what, recv, want, at * es);
+    MPI_Type_free(&holed);
+    free(send), free(recv), free(want);
+  }
+  free(counts), free(displs), free(sc), free(sd), free(rc), free(rd);
 }
 
 /* ---- the barrier ---- */
@@ -805,8 +994,10 @@ int main(int argc, char **argv) {
       for (int inplace = 0; inplace < 2; inplace++) {
         test_moves(sizes[si], moves[m], inplace, salt++);
         test_allgatherv(sizes[si], moves[m], inplace, salt++);
+        test_vmoves(sizes[si], moves[m], inplace, salt++);
       }
   test_fallbacks();
+  test_v_holed(salt++);
   test_barrier();
 
   /* Gather every rank's counts and digest with point-to-point messages,

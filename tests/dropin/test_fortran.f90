@@ -142,6 +142,45 @@ program test_fortran
   call MPI_Allgatherv(a, rank + 1, MPI_INTEGER, big, counts, displs, MPI_INTEGER, MPI_COMM_WORLD, ierr)
   call expect_int(big(1:total), bigw(1:total), total, 'allgatherv')
 
+  ! gatherv of the same blocks to the root, in place there; then scatterv
+  ! of them back, in place at the root
+  big = -1
+  if (rank == root) then
+    big(displs(rank + 1) + 1:displs(rank + 1) + rank + 1) = a(1:rank + 1)
+    call MPI_Gatherv(MPI_IN_PLACE, rank + 1, MPI_INTEGER, big, counts, displs, MPI_INTEGER, root, &
+                     MPI_COMM_WORLD, ierr)
+    call expect_int(big(1:total), bigw(1:total), total, 'gatherv in place')
+  else
+    call MPI_Gatherv(a, rank + 1, MPI_INTEGER, big, counts, displs, MPI_INTEGER, root, &
+                     MPI_COMM_WORLD, ierr)
+  end if
+  b = -1
+  if (rank == root) then
+    call MPI_Scatterv(bigw, counts, displs, MPI_INTEGER, MPI_IN_PLACE, rank + 1, MPI_INTEGER, root, &
+                      MPI_COMM_WORLD, ierr)
+    call expect_int(bigw(1:total), big(1:total), total, 'scatterv in place')
+  else
+    call MPI_Scatterv(bigw, counts, displs, MPI_INTEGER, b, rank + 1, MPI_INTEGER, root, &
+                      MPI_COMM_WORLD, ierr)
+    call expect_int(b, a, rank + 1, 'scatterv')
+  end if
+
+  ! all-to-allv, in place: rank i and rank j swap i + j + 1 integers, placed
+  ! in reverse rank order; block i of rank j carries i * 1000 + j
+  total = 0
+  do r = nranks - 1, 0, -1
+    counts(r + 1) = rank + r + 1
+    displs(r + 1) = total
+    total = total + rank + r + 1
+  end do
+  do r = 0, nranks - 1
+    big(displs(r + 1) + 1:displs(r + 1) + counts(r + 1)) = rank * 1000 + r
+    bigw(displs(r + 1) + 1:displs(r + 1) + counts(r + 1)) = r * 1000 + rank
+  end do
+  call MPI_Alltoallv(MPI_IN_PLACE, counts, displs, MPI_DATATYPE_NULL, big, counts, displs, &
+                     MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  call expect_int(big(1:total), bigw(1:total), total, 'alltoallv in place')
+
   ! a barrier: the call's return code (test_faults and test_dropin check
   ! that ranks wait)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)

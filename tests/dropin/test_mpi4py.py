@@ -1,8 +1,8 @@
 """test_mpi4py.py - a Python program using Debian's mpi4py and numpy, run by
 run_dropin.sh without and with libpccl_mpi.so preloaded: the buffer
 collectives (Allreduce, Reduce, Scan, Exscan, Reduce_scatter_block,
-Allgather, Allgatherv, Bcast, Scatter, Gather, Alltoall, in place where MPI
-allows) and mpi4py's pickled
+Allgather, Allgatherv, Bcast, Scatter, Gather, Alltoall, Gatherv, Scatterv,
+Alltoallv, in place where MPI allows) and mpi4py's pickled
 object collectives, each checked against numpy references computed here.
 Rank 0 prints the checks, failures and a digest of every result."""
 import hashlib
@@ -93,6 +93,28 @@ for n in (1, 1000, 100003):
     gv = np.full(sum(counts), -1, np.float32)
     comm.Allgatherv(allv[displs[rank]:displs[rank] + counts[rank]], [gv, counts, displs, MPI.FLOAT])
     expect(f"Allgatherv {n}", gv, allv)
+
+    # the same blocks gathered to the last rank, in place there, and
+    # scattered back from it; then all-to-allv: rank i sends rank j
+    # (i + j) % 3 * n // 2 elements
+    mine = allv[displs[rank]:displs[rank] + counts[rank]]
+    gv = np.full(sum(counts), -1, np.float32)
+    if rank == root:
+        gv[displs[rank]:displs[rank] + counts[rank]] = mine
+        comm.Gatherv(MPI.IN_PLACE, [gv, counts, displs, MPI.FLOAT], root=root)
+        expect(f"Gatherv in place {n}", gv, allv)
+    else:
+        comm.Gatherv(mine, None, root=root)
+    sv = np.full(counts[rank], -1, np.float32)
+    comm.Scatterv([allv, counts, displs, MPI.FLOAT] if rank == root else None, sv, root=root)
+    expect(f"Scatterv {n}", sv, mine)
+    scounts = [(rank + j) % 3 * n // 2 for j in range(size)]
+    rcounts = [(i + rank) % 3 * n // 2 for i in range(size)]
+    sendv = np.concatenate([np.full(scounts[j], rank * 100 + j, np.int64) for j in range(size)])
+    wantv = np.concatenate([np.full(rcounts[i], i * 100 + rank, np.int64) for i in range(size)])
+    recvv = np.full(sum(rcounts), -1, np.int64)
+    comm.Alltoallv([sendv, scounts], [recvv, rcounts])
+    expect(f"Alltoallv {n}", recvv, wantv)
 
 # mpi4py's object collectives (pickles through MPI's collectives)
 expect("allreduce object", np.array(comm.allreduce(rank + 1)), size * (size + 1) // 2)
