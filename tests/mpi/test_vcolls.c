@@ -515,7 +515,13 @@ static void mismatch(pccl_comm_t *comm) {
     expect(st == PCCL_ERR_MISMATCH && strstr(pccl_last_error(comm), "count"), what);
   }
   /* A gatherv whose last rank sends one element more than the root expects:
-   * only the root knows, so it is the messages that must tell. */
+   * only the root knows, so it is the messages that must tell. Not under
+   * MPICH (4.0.2): the truncated receive fails inside MPI_Testsome, which
+   * MPICH reports through MPI_COMM_WORLD's error handler (fatal) instead
+   * of pccl's communicator's (MPI_ERRORS_RETURN), so the job aborts. */
+#ifdef MPICH_VERSION
+  return;
+#endif
   for (int r = 0; r < g_size; r++) count[r] = 2;
   size_t own = g_rank == g_size - 1 ? 3 : 2;
   pccl_status_t st = pccl_gatherv(send, own, recv, count, NULL, PCCL_INT32, 0, comm);
