@@ -217,7 +217,9 @@ PCCL_API pccl_status_t pccl_comm_create_group(pccl_comm_t *parent, int nranks, c
                                               pccl_comm_t **comm);
 
 /* Frees the communicator and everything it holds. NULL is accepted.
- * Returns PCCL_ERR_INVALID_COMM for a pointer that is not a live communicator. */
+ * Returns PCCL_ERR_INVALID_COMM for a pointer that is not a live
+ * communicator, and PCCL_ERR_INVALID_ARGUMENT (keeping it) while non-blocking
+ * calls on it are outstanding. */
 PCCL_API pccl_status_t pccl_comm_destroy(pccl_comm_t *comm);
 
 /* Finalises MPI if pccl_comm_create_world initialised it; otherwise does
@@ -482,6 +484,109 @@ PCCL_API pccl_status_t pccl_exscan(const void *sendbuf, void *recvbuf, size_t co
  * one-byte all-reduce, so its errors are pccl_allreduce's: PCCL_ERR_TIMEOUT
  * when a rank does not come within the communicator's timeout. */
 PCCL_API pccl_status_t pccl_barrier(pccl_comm_t *comm);
+
+/* ---- collectives (non-blocking) ---------------------------------------- */
+/* Each pccl_i* call starts the blocking call of the same name and returns
+ * at once with a request in *request; pccl_wait or pccl_test completes it.
+ * Until then the buffers (and count and displacement arrays) must stay as
+ * they are: the send side unchanged, the receive side unread.
+ *
+ * - Order: a communicator's collectives, blocking or not, run in the order
+ *   they were issued, which must be the same on every rank (as in MPI). A
+ *   blocking call first finishes the communicator's outstanding ones.
+ * - Progress: the calls move only inside pccl calls of the thread that
+ *   issued them: pccl_test, pccl_wait, another pccl_i* call, or a blocking
+ *   collective on any communicator while it waits for its peers. A thread
+ *   that computes between issue and wait overlaps the messages already in
+ *   flight; testing now and then keeps later steps going.
+ * - Errors: arguments are checked at once, as the blocking call checks them
+ *   (the call then returns the error, *request is NULL and nothing moves).
+ *   What fails later (timeouts, MPI errors, PCCL_CHECK's mismatches) is
+ *   returned by pccl_wait or pccl_test, with the message in
+ *   pccl_last_error(comm). A request of a call that failed also completes.
+ * - Algorithms: the blocking call's, chosen when the call is issued, except
+ *   the node's shared segment (algorithm seg), whose calls wait for the
+ *   node's ranks: a communicator whose PCCL_ALGO forces seg for a
+ *   collective refuses its non-blocking form with PCCL_ERR_UNSUPPORTED. A call too large for PCCL_MAX_SCRATCH
+ *   is not streamed but fails on every rank with PCCL_ERR_UNSUPPORTED.
+ * - With PCCL_CHECK=1 the ranks' agreement is one more non-blocking step
+ *   of the call; a rank whose arguments fail validation gets its error at
+ *   once and its peers get PCCL_ERR_MISMATCH from their wait.
+ * - pccl_comm_destroy refuses a communicator with outstanding calls
+ *   (PCCL_ERR_INVALID_ARGUMENT). Compressed (lossy) calls have no
+ *   non-blocking form, and device buffers are PCCL_ERR_UNSUPPORTED (not
+ *   built yet). */
+typedef struct pccl_request pccl_request_t;
+
+PCCL_API pccl_status_t pccl_iallgather(const void *sendbuf, void *recvbuf, size_t count,
+                                       pccl_dtype_t dtype, pccl_comm_t *comm,
+                                       pccl_request_t **request);
+PCCL_API pccl_status_t pccl_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t count,
+                                            pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm,
+                                            pccl_request_t **request);
+PCCL_API pccl_status_t pccl_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                       pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm,
+                                       pccl_request_t **request);
+PCCL_API pccl_status_t pccl_ibroadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                       pccl_dtype_t dtype, int root, pccl_comm_t *comm,
+                                       pccl_request_t **request);
+PCCL_API pccl_status_t pccl_ireduce(const void *sendbuf, void *recvbuf, size_t count,
+                                    pccl_dtype_t dtype, pccl_op_t op, int root,
+                                    pccl_comm_t *comm, pccl_request_t **request);
+PCCL_API pccl_status_t pccl_iscatter(const void *sendbuf, void *recvbuf, size_t count,
+                                     pccl_dtype_t dtype, int root, pccl_comm_t *comm,
+                                     pccl_request_t **request);
+PCCL_API pccl_status_t pccl_igather(const void *sendbuf, void *recvbuf, size_t count,
+                                    pccl_dtype_t dtype, int root, pccl_comm_t *comm,
+                                    pccl_request_t **request);
+PCCL_API pccl_status_t pccl_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                      pccl_dtype_t dtype, pccl_comm_t *comm,
+                                      pccl_request_t **request);
+PCCL_API pccl_status_t pccl_iallgatherv(const void *sendbuf, void *recvbuf,
+                                        const size_t *recvcounts, const size_t *displs,
+                                        pccl_dtype_t dtype, pccl_comm_t *comm,
+                                        pccl_request_t **request);
+PCCL_API pccl_status_t pccl_ireduce_scatterv(const void *sendbuf, void *recvbuf,
+                                             const size_t *recvcounts, pccl_dtype_t dtype,
+                                             pccl_op_t op, pccl_comm_t *comm,
+                                             pccl_request_t **request);
+PCCL_API pccl_status_t pccl_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                     const size_t *recvcounts, const size_t *displs,
+                                     pccl_dtype_t dtype, int root, pccl_comm_t *comm,
+                                     pccl_request_t **request);
+PCCL_API pccl_status_t pccl_iscatterv(const void *sendbuf, const size_t *sendcounts,
+                                      const size_t *displs, void *recvbuf, size_t recvcount,
+                                      pccl_dtype_t dtype, int root, pccl_comm_t *comm,
+                                      pccl_request_t **request);
+PCCL_API pccl_status_t pccl_ialltoallv(const void *sendbuf, const size_t *sendcounts,
+                                       const size_t *sdispls, void *recvbuf,
+                                       const size_t *recvcounts, const size_t *rdispls,
+                                       pccl_dtype_t dtype, pccl_comm_t *comm,
+                                       pccl_request_t **request);
+PCCL_API pccl_status_t pccl_iscan(const void *sendbuf, void *recvbuf, size_t count,
+                                  pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm,
+                                  pccl_request_t **request);
+PCCL_API pccl_status_t pccl_iexscan(const void *sendbuf, void *recvbuf, size_t count,
+                                    pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm,
+                                    pccl_request_t **request);
+PCCL_API pccl_status_t pccl_ibarrier(pccl_comm_t *comm, pccl_request_t **request);
+
+/* Completes *request: returns the call's status and frees the request,
+ * setting *request to NULL. A NULL *request (completed already) returns
+ * PCCL_OK at once. While it waits, the thread's other outstanding calls
+ * move along too. A call that makes no progress for the communicator's
+ * timeout fails with PCCL_ERR_TIMEOUT, as a blocking call does. */
+PCCL_API pccl_status_t pccl_wait(pccl_request_t **request);
+
+/* Moves the thread's outstanding calls along once without waiting; *done
+ * = 1 when *request has completed, which then returns its status and frees
+ * it as pccl_wait does (*request = NULL). A NULL *request gives *done = 1. */
+PCCL_API pccl_status_t pccl_test(pccl_request_t **request, int *done);
+
+/* pccl_wait on each of requests[0..n-1], in order; returns the first
+ * failure's status (and its message), PCCL_OK when all succeeded. Every
+ * request is completed and set to NULL either way. */
+PCCL_API pccl_status_t pccl_waitall(int n, pccl_request_t **requests);
 
 /* ---- compressed collectives (lossy) -------------------------------------- */
 /* The same collectives with the data compressed on the wire by an

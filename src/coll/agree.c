@@ -76,14 +76,15 @@ static pccl_status_t explain(pccl_comm_t *comm, const char *api, const pccl_agre
   return pccl__error(comm, PCCL_ERR_MISMATCH, api, "%s", msg);
 }
 
-pccl_status_t pccl__agree(pccl_comm_t *comm, const char *api, const pccl_agree_t *mine,
-                          pccl_agree_min_fn allreduce_min) {
-  int64_t v[2 * PCCL_AGREE_NFIELDS];
+void pccl__agree_values(const pccl_agree_t *mine, int64_t *v) {
   for (int f = 0; f < PCCL_AGREE_NFIELDS; f++) {
     v[f] = mine->f[f];
     v[PCCL_AGREE_NFIELDS + f] = -mine->f[f];
   }
-  pccl_status_t st = allreduce_min(comm, v, 2 * PCCL_AGREE_NFIELDS);
+}
+
+pccl_status_t pccl__agree_verdict(pccl_comm_t *comm, const char *api, const pccl_agree_t *mine,
+                                  const int64_t *v, pccl_status_t st) {
   if (st == PCCL_ERR_TIMEOUT)
     return pccl__error(comm, st, api,
                        "PCCL_CHECK's agreement got no answer within %.1f s: some rank did not "
@@ -96,4 +97,12 @@ pccl_status_t pccl__agree(pccl_comm_t *comm, const char *api, const pccl_agree_t
   for (int f = 0; f < PCCL_AGREE_NFIELDS; f++)
     if (v[f] != -v[PCCL_AGREE_NFIELDS + f]) return explain(comm, api, mine, v);
   return PCCL_OK;
+}
+
+pccl_status_t pccl__agree(pccl_comm_t *comm, const char *api, const pccl_agree_t *mine,
+                          pccl_agree_min_fn allreduce_min) {
+  int64_t v[PCCL_AGREE_NVALUES];
+  pccl__agree_values(mine, v);
+  pccl_status_t st = allreduce_min(comm, v, PCCL_AGREE_NVALUES);
+  return pccl__agree_verdict(comm, api, mine, v, st);
 }

@@ -26,6 +26,9 @@ typedef enum {
   PCCL_AGREE_NFIELDS
 } pccl_agree_field_t;
 
+/* What the agreement all-reduces: each field and its negation. */
+#define PCCL_AGREE_NVALUES (2 * PCCL_AGREE_NFIELDS)
+
 /* COLL's value for pccl_barrier, which runs as a one-byte all-reduce but
  * must not pass for one. */
 #define PCCL_AGREE_BARRIER ((int64_t)PCCL_COLL_COUNT)
@@ -46,5 +49,12 @@ typedef pccl_status_t (*pccl_agree_min_fn)(pccl_comm_t *comm, int64_t *v, size_t
  * communicator). */
 pccl_status_t pccl__agree(pccl_comm_t *comm, const char *api, const pccl_agree_t *mine,
                           pccl_agree_min_fn allreduce_min);
+
+/* pccl__agree in two halves, for a caller that runs the all-reduce itself
+ * (a non-blocking call): the values to all-reduce with MIN, then, once it
+ * ended with status st, the verdict pccl__agree would return. */
+void pccl__agree_values(const pccl_agree_t *mine, int64_t *v);
+pccl_status_t pccl__agree_verdict(pccl_comm_t *comm, const char *api, const pccl_agree_t *mine,
+                                  const int64_t *v, pccl_status_t st);
 
 #endif /* PCCL_AGREE_H */

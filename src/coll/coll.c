@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "agree.h"
+#include "call.h"
 #include "coll.h"
 #include "comm.h"
 #include "device.h"
@@ -54,37 +55,9 @@ static const coll_info_t infos[PCCL_COLL_COUNT] = {
     [PCCL_COLL_ALLTOALLV] = {"pccl_alltoallv", 0, 0, 1, 1, 0, 0, 1},
 };
 
-typedef struct {
-  pccl_coll_t coll;
-  const char *api; /* the public call's name when it is not the collective's own */
-  const void *sendbuf;
-  void *recvbuf;
-  size_t count;
-  pccl_dtype_t dtype;
-  pccl_op_t op;
-  int root;
-  pccl_lossy_t *lossy; /* a pccl_*_lossy call's options */
-  int lossy_call;
-  int piece; /* one piece of a streamed call (stream.c): runs as it is */
-  /* the v-collectives' (the caller's arrays): the counts of the buffer that
-   * holds every rank's block (the all-to-allv's receive side), and the
-   * all-to-allv's send side */
-  const size_t *counts, *displs;
-  const size_t *scounts, *sdispls;
-  /* derived by validation */
-  /* v-collectives: boff (nranks + 1), then displs unless packed; the
-   * all-to-allv's: scounts | sdispls | rcounts | rdispls */
-  const size_t *blocks;
-  size_t nblocks;
-  size_t esize, send_elems, recv_elems;
-  int use_send, use_recv, inplace;
-  long long send_in_recv;
-  int device; /* the buffers are device memory */
-} call_t;
+static const char *api_of(const pccl_call_t *c) { return c->api ? c->api : infos[c->coll].api; }
 
-static const char *api_of(const call_t *c) { return c->api ? c->api : infos[c->coll].api; }
-
-static pccl_status_t check_buffer(pccl_comm_t *comm, const call_t *c, const void *buf,
+static pccl_status_t check_buffer(pccl_comm_t *comm, const pccl_call_t *c, const void *buf,
                                   const char *name) {
   const char *api = api_of(c);
   if (!buf) return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "%s is NULL (count %zu)", name, c->count);
@@ -98,7 +71,7 @@ static pccl_status_t check_buffer(pccl_comm_t *comm, const call_t *c, const void
 
 /* Overlapping buffers are allowed only in the documented in-place layout:
  * the smaller buffer at this rank's (or the root's) block of the larger. */
-static pccl_status_t check_overlap(pccl_comm_t *comm, int rank, call_t *c) {
+static pccl_status_t check_overlap(pccl_comm_t *comm, int rank, pccl_call_t *c) {
   const char *api = api_of(c);
   uintptr_t s = (uintptr_t)c->sendbuf, r = (uintptr_t)c->recvbuf;
   uintptr_t se = s + c->send_elems * c->esize, re = r + c->recv_elems * c->esize;
@@ -121,7 +94,7 @@ static pccl_status_t check_overlap(pccl_comm_t *comm, int rank, call_t *c) {
 
 /* Which memory the buffers are in: both on the host or both on one device
  * (a rank's memory is its own affair: ranks may differ). */
-static pccl_status_t check_memory(pccl_comm_t *comm, call_t *c) {
+static pccl_status_t check_memory(pccl_comm_t *comm, pccl_call_t *c) {
   const char *api = api_of(c);
   int ks = -1, kr = -1;
   pccl_status_t st = PCCL_OK;
@@ -138,11 +111,11 @@ static pccl_status_t check_memory(pccl_comm_t *comm, call_t *c) {
 
 /* Errors go to comm (NULL: the calling thread); rank and size are the
  * caller's place in the communicator the call is for. */
-static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, call_t *c);
-static pccl_status_t validate_rooted_v(pccl_comm_t *comm, int rank, int size, call_t *c);
-static pccl_status_t validate_a2av(pccl_comm_t *comm, int rank, int size, call_t *c);
+static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, pccl_call_t *c);
+static pccl_status_t validate_rooted_v(pccl_comm_t *comm, int rank, int size, pccl_call_t *c);
+static pccl_status_t validate_a2av(pccl_comm_t *comm, int rank, int size, pccl_call_t *c);
 
-static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, call_t *c) {
+static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, pccl_call_t *c) {
   const coll_info_t *info = &infos[c->coll];
   const char *api = api_of(c);
   c->esize = pccl_dtype_size(c->dtype);
@@ -208,7 +181,7 @@ static int by_place(const void *a, const void *b) {
 /* Blocks placed apart from the packed layout must not overlap in the
  * buffer they are written to (MPI forbids it too: a byte written twice has
  * no defined value). */
-static pccl_status_t v_disjoint(pccl_comm_t *comm, const call_t *c, int size, const size_t *counts,
+static pccl_status_t v_disjoint(pccl_comm_t *comm, const pccl_call_t *c, int size, const size_t *counts,
                                 const size_t *places, const char *buf) {
   size_t *pairs = malloc(2 * (size_t)size * sizeof *pairs);
   if (!pairs) return pccl__error(comm, PCCL_ERR_NO_MEMORY, api_of(c), "out of memory");
@@ -235,7 +208,7 @@ typedef struct {
   int packed, equal;
 } v_shape_t;
 
-static pccl_status_t v_layout(pccl_comm_t *comm, const call_t *c, int size, const size_t *counts,
+static pccl_status_t v_layout(pccl_comm_t *comm, const pccl_call_t *c, int size, const size_t *counts,
                               const size_t *displs, size_t *boff, v_shape_t *sh) {
   size_t limit = (size_t)PTRDIFF_MAX / c->esize;
   *sh = (v_shape_t){0, 1, 1};
@@ -258,7 +231,7 @@ static pccl_status_t v_layout(pccl_comm_t *comm, const call_t *c, int size, cons
  * use; `one` is the buffer holding this rank's block alone, which may lie
  * in the other (`all`) only at this rank's place there, `own` elements in
  * (send element i is then recv element i + shift). */
-static pccl_status_t v_buffers(pccl_comm_t *comm, call_t *c, int one_is_send, size_t own) {
+static pccl_status_t v_buffers(pccl_comm_t *comm, pccl_call_t *c, int one_is_send, size_t own) {
   c->use_send = c->send_elems > 0;
   c->use_recv = c->recv_elems > 0;
   pccl_status_t st = PCCL_OK;
@@ -286,7 +259,7 @@ static pccl_status_t v_buffers(pccl_comm_t *comm, call_t *c, int one_is_send, si
  * and this rank's own block, which in place lies inside it). Equal counts
  * in the packed layout become the all-gather or reduce-scatter they are,
  * with all its algorithms. */
-static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, call_t *c) {
+static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, pccl_call_t *c) {
   const char *api = api_of(c);
   if (!c->counts)
     return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api, "recvcounts is NULL");
@@ -317,7 +290,7 @@ static pccl_status_t validate_v(pccl_comm_t *comm, int rank, int size, call_t *c
 
 /* Gatherv and scatterv: the root holds every block (counts and displs are
  * its alone); any other rank only its own, `count` elements. */
-static pccl_status_t validate_rooted_v(pccl_comm_t *comm, int rank, int size, call_t *c) {
+static pccl_status_t validate_rooted_v(pccl_comm_t *comm, int rank, int size, pccl_call_t *c) {
   const char *api = api_of(c);
   int gather = c->coll == PCCL_COLL_GATHERV;
   if (c->root < 0 || c->root >= size)
@@ -360,7 +333,7 @@ static pccl_status_t validate_rooted_v(pccl_comm_t *comm, int rank, int size, ca
 /* All-to-allv: both sides' blocks, laid out in comm's array as the
  * generator reads them (pccl_coll_args_t.a2a). In place (sendbuf ==
  * recvbuf) the send side is the receive side. */
-static pccl_status_t validate_a2av(pccl_comm_t *comm, int rank, int size, call_t *c) {
+static pccl_status_t validate_a2av(pccl_comm_t *comm, int rank, int size, pccl_call_t *c) {
   const char *api = api_of(c);
   size_t p = (size_t)size;
   int inplace = c->sendbuf && c->sendbuf == c->recvbuf;
@@ -411,7 +384,7 @@ static pccl_status_t validate_a2av(pccl_comm_t *comm, int rank, int size, call_t
 }
 
 /* The lossy call's own arguments (after validate()). */
-static pccl_status_t validate_lossy(pccl_comm_t *comm, const call_t *c) {
+static pccl_status_t validate_lossy(pccl_comm_t *comm, const pccl_call_t *c) {
   const char *api = api_of(c);
   const pccl_lossy_t *l = c->lossy;
   if (l == NULL || l->size != sizeof(pccl_lossy_t))
@@ -442,7 +415,7 @@ static pccl_status_t validate_lossy(pccl_comm_t *comm, const call_t *c) {
 
 /* Splits the user's bound over `stages` compressions, never rounding up
  * (none: the call runs exact). */
-static pccl_exec_lossy_t lossy_split(const call_t *c, uint32_t stages) {
+static pccl_exec_lossy_t lossy_split(const pccl_call_t *c, uint32_t stages) {
   pccl_lossy_t *l = c->lossy;
   double e = stages ? l->abs_bound / stages : l->abs_bound;
   while (stages && e * stages > l->abs_bound) e = nextafter(e, 0.0);
@@ -458,7 +431,7 @@ static int avg_divisor(pccl_coll_t coll, const pccl_comm_t *comm) {
   return coll == PCCL_COLL_EXSCAN ? comm->rank : comm->size;
 }
 
-static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice,
+static pccl_status_t generate(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice,
                               pccl_sched_t *out) {
   pccl_sb_t *sb;
   pccl_status_t st = pccl_sb_create(comm->size, comm->rank, c->esize, c->inplace, c->send_in_recv,
@@ -480,7 +453,7 @@ static pccl_status_t generate(pccl_comm_t *comm, const call_t *c, pccl_choice_t 
   return pccl_sb_finish(sb, out);
 }
 
-static pccl_status_t get_schedule(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice,
+static pccl_status_t get_schedule(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice,
                                   const pccl_sched_t **out) {
   pccl_sched_key_t key = {(int)c->coll, (int)choice.algo->id, choice.k, c->root, c->inplace,
                           c->op == PCCL_AVG && infos[c->coll].reduces, c->count, c->esize,
@@ -508,16 +481,8 @@ static pccl_status_t ensure_tmp(pccl_comm_t *comm, size_t bytes) {
   return PCCL_OK;
 }
 
-/* Where a call's schedule runs: scratch, transport and (for device
- * buffers) the executor's device settings. */
-typedef struct {
-  void *tmp;
-  const pccl_transport_t *tp;
-  void *tp_ctx;
-  pccl_exec_device_t dev;
-} placement_t;
-
-static pccl_status_t place(pccl_comm_t *comm, const call_t *c, const pccl_sched_t *s, placement_t *p) {
+static pccl_status_t place(pccl_comm_t *comm, const pccl_call_t *c, const pccl_sched_t *s,
+                           pccl_placement_t *p) {
   const char *api = api_of(c);
   pccl_status_t st = pccl_route_reserve(&comm->route, s->nsteps);
   if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory for %u requests", s->nsteps);
@@ -528,37 +493,45 @@ static pccl_status_t place(pccl_comm_t *comm, const call_t *c, const pccl_sched_
   st = ensure_tmp(comm, s->tmp_elems * c->esize);
   if (st != PCCL_OK)
     return pccl__error(comm, st, api, "cannot allocate %zu bytes of scratch", s->tmp_elems * c->esize);
-  *p = (placement_t){comm->tmp, &pccl_route_transport, &comm->route, {0}};
+  *p = (pccl_placement_t){comm->tmp, &pccl_route_transport, &comm->route, {0}};
   return PCCL_OK;
 }
 
-static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sched_t *s) {
+/* Sets up the executor for a call's schedule in r (x, where; lossy for a
+ * lossy call). */
+static pccl_status_t exec_begin(pccl_comm_t *comm, const pccl_call_t *c, const pccl_sched_t *s,
+                                pccl_call_run_t *r, pccl_exec_lossy_t *lossy) {
   const char *api = api_of(c);
-  placement_t where;
-  pccl_status_t st = place(comm, c, s, &where);
+  pccl_status_t st = place(comm, c, s, &r->where);
   if (st != PCCL_OK) return st;
-  pccl_exec_t x;
-  st = pccl_exec_init(&x, s, (void *)c->sendbuf, c->recvbuf, where.tmp, c->esize,
-                      pccl_kernel_reduce(c->dtype, c->op), pccl_kernel_divide(c->dtype), where.tp,
-                      where.tp_ctx, &comm->exec_ws);
+  r->sched = s;
+  st = pccl_exec_init(&r->x, s, (void *)c->sendbuf, c->recvbuf, r->where.tmp, c->esize,
+                      pccl_kernel_reduce(c->dtype, c->op), pccl_kernel_divide(c->dtype),
+                      r->where.tp, r->where.tp_ctx, &comm->exec_ws);
   if (st != PCCL_OK) return pccl__error(comm, st, api, "out of memory");
-  if (c->device && (st = pccl_exec_set_device(&x, &where.dev)) != PCCL_OK)
+  if (c->device && (st = pccl_exec_set_device(&r->x, &r->where.dev)) != PCCL_OK)
     return pccl__error(comm, st, api, "algorithm %s cannot run on device buffers", comm->last_algo);
-  pccl_exec_lossy_t lossy;
   if (c->lossy_call) {
-    lossy = lossy_split(c, s->lossy_stages);
-    pccl_exec_set_lossy(&x, &lossy);
+    *lossy = lossy_split(c, s->lossy_stages);
+    pccl_exec_set_lossy(&r->x, lossy);
   }
-  pccl_exec_watch_t watch = {comm->timeout, &comm->abort_flag, 0.0};
-  st = pccl_exec_run(&x, &watch);
+  return PCCL_OK;
+}
+
+/* After a run ended with st: names what failed (waited: the seconds without
+ * progress before a timeout) and leaves the transport clean. */
+static pccl_status_t exec_end(pccl_comm_t *comm, const pccl_call_t *c, pccl_call_run_t *r,
+                              pccl_status_t st, double waited) {
+  const char *api = api_of(c);
+  const pccl_sched_t *s = r->sched;
   if (st == PCCL_ERR_TIMEOUT || st == PCCL_ERR_ABORTED) {
     char pending[256];
-    uint32_t step = pccl_exec_pending(&x, pending, sizeof pending);
+    uint32_t step = pccl_exec_pending(&r->x, pending, sizeof pending);
     if (st == PCCL_ERR_TIMEOUT)
       pccl__error(comm, st, api,
                   "algorithm %s made no progress for %.1f s at step %u of %u, waiting for %s: a "
                   "peer skipped this collective, died or is stuck; the communicator is now broken",
-                  comm->last_algo, watch.waited, step, s->nsteps, pending);
+                  comm->last_algo, waited, step, s->nsteps, pending);
     else
       pccl__error(comm, st, api,
                   "pccl_comm_abort ended algorithm %s at step %u of %u, waiting for %s; the "
@@ -566,18 +539,28 @@ static pccl_status_t execute(pccl_comm_t *comm, const call_t *c, const pccl_sche
                   comm->last_algo, step, s->nsteps, pending);
     pccl_route_reset(&comm->route);
   } else if (st != PCCL_OK) {
-    const pccl_step_t *f = &s->steps[x.failed_step];
+    const pccl_step_t *f = &s->steps[r->x.failed_step];
     char mpi_msg[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     if (st == PCCL_ERR_MPI) MPI_Error_string(comm->tp.last_mpi_error, mpi_msg, &len);
     pccl__error(comm, st, api, "algorithm %s failed at step %u of %u (peer %d): %s", comm->last_algo,
-                x.failed_step, s->nsteps, f->arg, st == PCCL_ERR_MPI ? mpi_msg : pccl_status_string(st));
+                r->x.failed_step, s->nsteps, f->arg, st == PCCL_ERR_MPI ? mpi_msg : pccl_status_string(st));
     pccl_route_reset(&comm->route);
   }
   return st;
 }
 
-static size_t reported_bytes(const call_t *c) {
+static pccl_status_t execute(pccl_comm_t *comm, const pccl_call_t *c, const pccl_sched_t *s) {
+  pccl_call_run_t r;
+  pccl_exec_lossy_t lossy;
+  pccl_status_t st = exec_begin(comm, c, s, &r, &lossy);
+  if (st != PCCL_OK) return st;
+  pccl_exec_watch_t watch = {comm->timeout, &comm->abort_flag, 0.0, pccl__request_idle};
+  st = pccl_exec_run(&r.x, &watch);
+  return exec_end(comm, c, &r, st, watch.waited);
+}
+
+static size_t reported_bytes(const pccl_call_t *c) {
   /* the blocks, not the gaps (a rank that sees only its own: its own) */
   if (c->blocks || infos[c->coll].own_counts) return c->count * c->esize;
   size_t elems = c->coll == PCCL_COLL_REDUCE_SCATTER ? c->send_elems : c->recv_elems;
@@ -601,9 +584,6 @@ static void name_choice(pccl_choice_t ch, char *buf, size_t len) {
     snprintf(buf, len, "%s", ch.algo ? ch.algo->name : "none");
 }
 
-/* PCCL_CHECK: what this rank is about to run, for pccl__agree. */
-static const char barrier_api[] = "pccl_barrier";
-
 /* An all-gatherv's counts, as one number every rank that passes the same
  * counts computes alike (FNV-1a over them). */
 static int64_t counts_hash(const size_t *counts, int n) {
@@ -612,14 +592,17 @@ static int64_t counts_hash(const size_t *counts, int n) {
   return (int64_t)(h >> 1);
 }
 
-static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t local,
-                           const char *algo) {
+/* PCCL_CHECK: what this rank is about to run, for pccl__agree. */
+static pccl_agree_t agree_fields(const pccl_comm_t *comm, const pccl_call_t *c,
+                                 pccl_status_t local, pccl_choice_t choice) {
   const coll_info_t *info = &infos[c->coll];
+  char algo[sizeof comm->last_algo];
+  name_choice(choice, algo, sizeof algo);
   /* equal counts run as the plain collective: the v-call's own value */
   int v = !info->own_counts && (c->counts || c->coll == PCCL_COLL_ALLGATHERV ||
                                 c->coll == PCCL_COLL_REDUCE_SCATTERV);
   int64_t vcoll = infos[c->coll].reduces ? PCCL_COLL_REDUCE_SCATTERV : PCCL_COLL_ALLGATHERV;
-  int64_t coll = c->api == barrier_api ? PCCL_AGREE_BARRIER : v ? vcoll : (int64_t)c->coll;
+  int64_t coll = c->token ? PCCL_AGREE_BARRIER : v ? vcoll : (int64_t)c->coll;
   /* where each rank sees only its own counts there is no count to agree on */
   int64_t count = v ? counts_hash(c->counts, comm->size) : info->own_counts ? 0 : (int64_t)c->count;
   pccl_agree_t a = {.f = {[PCCL_AGREE_COLL] = coll,
@@ -631,14 +614,26 @@ static pccl_status_t agree(pccl_comm_t *comm, const call_t *c, pccl_status_t loc
                           [PCCL_AGREE_ALGO] = algo_hash(algo),
                           [PCCL_AGREE_STATUS] = local}};
   snprintf(a.algo, sizeof a.algo, "%.*s", (int)sizeof a.algo - 1, algo);
-  char own[PCCL_ERROR_LEN];
-  snprintf(own, sizeof own, "%s", comm->error); /* this rank's own validation message */
-  pccl_status_t st = pccl__agree(comm, api_of(c), &a, allreduce_min);
+  return a;
+}
+
+/* The agreement's outcome as the call returns it: a rank whose own
+ * arguments failed keeps its own cause (`own`, its message). */
+static pccl_status_t agree_outcome(pccl_comm_t *comm, pccl_status_t st, pccl_status_t local,
+                                   const char *own) {
   if (st == PCCL_ERR_MISMATCH && local != PCCL_OK) {
-    snprintf(comm->error, sizeof comm->error, "%s", own); /* the rank at fault keeps its cause */
+    snprintf(comm->error, sizeof comm->error, "%s", own);
     return local;
   }
   return st;
+}
+
+static pccl_status_t agree(pccl_comm_t *comm, const pccl_call_t *c, pccl_status_t local,
+                           pccl_choice_t choice) {
+  pccl_agree_t a = agree_fields(comm, c, local, choice);
+  char own[PCCL_ERROR_LEN];
+  snprintf(own, sizeof own, "%s", comm->error); /* this rank's own validation message */
+  return agree_outcome(comm, pccl__agree(comm, api_of(c), &a, allreduce_min), local, own);
 }
 
 /* Every later call on a broken communicator fails with this cause. */
@@ -656,16 +651,16 @@ static pccl_status_t broken(pccl_comm_t *comm, pccl_status_t st) {
  * contiguous buffers, validated like any call, never streamed again. */
 typedef struct {
   pccl_comm_t *comm;
-  const call_t *whole;
+  const pccl_call_t *whole;
   pccl_choice_t choice;
 } piece_ctx_t;
 
 static pccl_status_t run_piece(void *ctx, const void *send, void *recv, size_t count) {
   piece_ctx_t *x = ctx;
-  const call_t *w = x->whole;
-  call_t c = {.coll = w->coll, .sendbuf = send, .recvbuf = recv, .count = count,
-              .dtype = w->dtype, .op = w->op, .root = w->root, .lossy = w->lossy,
-              .lossy_call = w->lossy_call, .piece = 1};
+  const pccl_call_t *w = x->whole;
+  pccl_call_t c = {.coll = w->coll, .sendbuf = send, .recvbuf = recv, .count = count,
+                   .dtype = w->dtype, .op = w->op, .root = w->root, .lossy = w->lossy,
+                   .lossy_call = w->lossy_call, .piece = 1};
   pccl_status_t st = validate(x->comm, x->comm->rank, x->comm->size, &c);
   const pccl_sched_t *s = NULL;
   if (st == PCCL_OK && (st = get_schedule(x->comm, &c, x->choice, &s)) != PCCL_OK)
@@ -679,7 +674,7 @@ static pccl_status_t run_piece(void *ctx, const void *send, void *recv, size_t c
  * agree on the largest need (one 8-byte all-reduce). Smaller calls cannot
  * exceed the limit: no algorithm needs more than PCCL_TMP_FACTOR_MAX times
  * the call's largest buffer in scratch (test_sched checks every one). */
-static pccl_status_t scratch_plan(pccl_comm_t *comm, const call_t *c, const pccl_sched_t *s,
+static pccl_status_t scratch_plan(pccl_comm_t *comm, const pccl_call_t *c, const pccl_sched_t *s,
                                   size_t *seg) {
   size_t limit = comm->scratch_limit, es = c->esize;
   size_t largest = (c->send_elems > c->recv_elems ? c->send_elems : c->recv_elems) * es;
@@ -719,7 +714,7 @@ static pccl_status_t scratch_plan(pccl_comm_t *comm, const call_t *c, const pccl
   return PCCL_OK;
 }
 
-static pccl_status_t stream(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice, size_t seg) {
+static pccl_status_t stream(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice, size_t seg) {
   /* the scratch kept from earlier calls counts too: drop what exceeds a piece's */
   size_t stage = pccl__stream_stage_blocks(c->coll, comm->size) * seg * c->esize;
   if (comm->tmp_bytes + stage > comm->scratch_limit) pccl__comm_free_tmp(comm);
@@ -735,7 +730,7 @@ static pccl_status_t stream(pccl_comm_t *comm, const call_t *c, pccl_choice_t ch
 /* A call the node segment runs: the whole collective as its one step,
  * without a schedule to fetch or an executor to set up. Any error leaves
  * the segment's rounds out of step, so it breaks the communicator. */
-static pccl_status_t run_seg(pccl_comm_t *comm, const call_t *c) {
+static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c) {
   const char *api = api_of(c);
   /* an all-gatherv's blocks land at their places (packed: boff) */
   const size_t *places = c->nblocks > (size_t)comm->size + 1 ? c->blocks + comm->size + 1 : c->blocks;
@@ -755,7 +750,7 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const call_t *c) {
                           c->inplace, c->counts, places};
   for (int r = 0; c->counts && r < comm->size; r++) /* rounds over the largest block */
     call.count = r == 0 || c->counts[r] > call.count ? c->counts[r] : call.count;
-  pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag};
+  pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, pccl__request_idle};
   char why[PCCL_ERROR_LEN - 64];
   pccl_status_t st = pccl_seg_run(comm->seg, &call, &watch, why, sizeof why);
   if (st == PCCL_OK) return st;
@@ -773,24 +768,25 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const call_t *c) {
  * address cannot change from host to device memory between calls. */
 struct pccl_call_memo {
   unsigned gen;
-  call_t call; /* validated */
+  pccl_call_t call; /* validated */
   pccl_choice_t choice;
 };
 
-static int memo_hit(const pccl_comm_t *comm, call_t *c, pccl_choice_t *choice) {
+static int memo_hit(const pccl_comm_t *comm, pccl_call_t *c, pccl_choice_t *choice) {
   const struct pccl_call_memo *m = comm->memo;
   if (!m || m->gen != comm->config_gen || c->lossy_call || c->piece) return 0;
-  const call_t *v = &m->call;
+  const pccl_call_t *v = &m->call;
   if (v->coll != c->coll || v->api != c->api || v->sendbuf != c->sendbuf ||
       v->recvbuf != c->recvbuf || v->count != c->count || v->dtype != c->dtype ||
-      v->op != c->op || v->root != c->root)
+      v->op != c->op || v->root != c->root || v->nonblocking != c->nonblocking ||
+      v->internal != c->internal)
     return 0;
   *c = *v;
   *choice = m->choice;
   return 1;
 }
 
-static void memo_keep(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice) {
+static void memo_keep(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
   /* an all-gatherv's counts may change behind the same pointer */
   if (c->lossy_call || c->piece || c->device || c->counts || c->count == 0 || !pccl__device_none())
     return;
@@ -798,59 +794,204 @@ static void memo_keep(pccl_comm_t *comm, const call_t *c, pccl_choice_t choice) 
   *comm->memo = (struct pccl_call_memo){comm->config_gen, *c, choice};
 }
 
-/* Validates, selects and runs a call; with PCCL_CHECK the ranks first
- * agree on it (`checked`), which pccl's own agreement call skips. */
-static pccl_status_t run_call(pccl_comm_t *comm, call_t *c, int checked) {
+static unsigned select_flags(const pccl_comm_t *comm, const pccl_call_t *c) {
+  int no_seg = c->device || (c->nonblocking && comm->size > 1);
+  return (no_seg ? PCCL_SELECT_NO_SEG : 0u) | (c->internal ? PCCL_SELECT_UNFORCED : 0u);
+}
+
+/* Validation and selection (or what the memo kept of them) into *choice;
+ * with PCCL_CHECK (`checked`) the ranks then agree on them, which pccl's
+ * own agreement call skips. */
+static pccl_status_t prepare(pccl_comm_t *comm, pccl_call_t *c, int checked, pccl_choice_t *choice) {
   const char *api = api_of(c);
-  pccl_choice_t choice = {NULL, 0};
   pccl_status_t st = PCCL_OK;
-  if (!memo_hit(comm, c, &choice)) {
+  pccl_choice_t chosen = c->chosen; /* the memo's call may have another */
+  *choice = (pccl_choice_t){NULL, 0};
+  if (!memo_hit(comm, c, choice)) {
     st = validate(comm, comm->rank, comm->size, c);
     if (st == PCCL_OK && c->lossy_call) st = validate_lossy(comm, c);
-    if (st == PCCL_OK && c->count > 0) {
-      choice = c->lossy_call ? pccl__select_lossy(comm, c->coll, reported_bytes(c))
-                             : pccl__select(comm, c->coll, reported_bytes(c), c->device);
-      if (!choice.algo)
+    /* a rank that sees only its own counts selects even when they are 0,
+     * so that PCCL_CHECK finds the algorithm its peers run */
+    if (st == PCCL_OK && (c->count > 0 || infos[c->coll].own_counts)) {
+      /* the segment waits for the node's ranks: never a non-blocking call's */
+      *choice = c->lossy_call ? pccl__select_lossy(comm, c->coll, reported_bytes(c))
+                              : pccl__select(comm, c->coll, reported_bytes(c), select_flags(comm, c));
+      if (!choice->algo)
         st = pccl__error(comm, PCCL_ERR_CONFIG, api, "PCCL_ALGO excludes every algorithm of %s",
                          pccl_coll_name(c->coll));
       else
-        memo_keep(comm, c, choice);
+        memo_keep(comm, c, *choice);
     }
   }
+  if (chosen.algo && st == PCCL_OK) *choice = chosen;
   if (checked && comm->check) {
-    char algo[sizeof comm->last_algo];
-    name_choice(choice, algo, sizeof algo);
-    pccl_status_t agreed = agree(comm, c, st, algo);
+    pccl_status_t agreed = agree(comm, c, st, *choice);
     if (agreed != PCCL_OK) return agreed;
   }
   if (st != PCCL_OK || c->count == 0) return st;
   /* named only when it changes: formatting costs as much as a small call */
-  if (choice.algo != comm->last_choice.algo || choice.k != comm->last_choice.k) {
-    name_choice(choice, comm->last_algo, sizeof comm->last_algo);
-    comm->last_choice = choice;
+  if (choice->algo != comm->last_choice.algo || choice->k != comm->last_choice.k) {
+    name_choice(*choice, comm->last_algo, sizeof comm->last_algo);
+    comm->last_choice = *choice;
   }
+  return PCCL_OK;
+}
+
+static pccl_status_t schedule_of(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice,
+                                 const pccl_sched_t **s) {
+  pccl_status_t st = get_schedule(comm, c, choice, s);
+  if (st != PCCL_OK)
+    return pccl__error(comm, st, api_of(c), "building the %s schedule failed: %s", comm->last_algo,
+                       pccl_status_string(st));
+  return PCCL_OK;
+}
+
+/* Validates, selects and runs a call; with PCCL_CHECK (`checked`) the
+ * ranks first agree on it. */
+static pccl_status_t run_call(pccl_comm_t *comm, pccl_call_t *c, int checked) {
+  pccl_choice_t choice;
+  pccl_status_t st = prepare(comm, c, checked, &choice);
+  if (st != PCCL_OK || c->count == 0) return st;
   if (choice.algo->generate == pccl_gen_seg) {
     if (c->lossy_call) lossy_split(c, 0); /* a lossy call the plain way: exact */
     return run_seg(comm, c);
   }
   const pccl_sched_t *s;
-  st = get_schedule(comm, c, choice, &s);
-  if (st != PCCL_OK)
-    return pccl__error(comm, st, api, "building the %s schedule failed: %s", comm->last_algo,
-                       pccl_status_string(st));
+  if ((st = schedule_of(comm, c, choice, &s)) != PCCL_OK) return st;
   size_t seg = 0;
   if ((st = scratch_plan(comm, c, s, &seg)) != PCCL_OK) return st;
   return seg ? stream(comm, c, choice, seg) : execute(comm, c, s);
 }
 
 static pccl_status_t allreduce_min(pccl_comm_t *comm, int64_t *v, size_t n) {
-  call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = v, .recvbuf = v, .count = n,
-              .dtype = PCCL_INT64, .op = PCCL_MIN};
+  pccl_call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = v, .recvbuf = v, .count = n,
+                   .dtype = PCCL_INT64, .op = PCCL_MIN};
   return run_call(comm, &c, 0);
 }
 
-static pccl_status_t run(pccl_comm_t *comm, call_t *c) {
-  const char *api = api_of(c);
+/* ---- the step-by-step form (non-blocking calls, call.h) ---- */
+
+/* Starts one of a non-blocking call's own all-reduces with MIN of n
+ * values in r->aux (PCCL_CHECK's agreement, the scratch vote). */
+static pccl_status_t begin_aux(pccl_comm_t *comm, pccl_call_run_t *r, size_t n, pccl_phase_t phase) {
+  r->aux_call = (pccl_call_t){.coll = PCCL_COLL_ALLREDUCE, .sendbuf = r->aux, .recvbuf = r->aux,
+                              .count = n, .dtype = PCCL_INT64, .op = PCCL_MIN, .nonblocking = 1,
+                              .internal = 1};
+  pccl_choice_t choice;
+  const pccl_sched_t *s;
+  pccl_status_t st = prepare(comm, &r->aux_call, 0, &choice);
+  if (st == PCCL_OK) st = schedule_of(comm, &r->aux_call, choice, &s);
+  if (st == PCCL_OK) st = exec_begin(comm, &r->aux_call, s, r, NULL);
+  r->phase = phase;
+  r->idle_since = 0.0;
+  return st;
+}
+
+static pccl_status_t begin_main(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
+  if (r->choice.algo != comm->last_choice.algo || r->choice.k != comm->last_choice.k) {
+    name_choice(r->choice, comm->last_algo, sizeof comm->last_algo);
+    comm->last_choice = r->choice;
+  }
+  r->phase = PCCL_PHASE_MAIN;
+  r->idle_since = 0.0;
+  return exec_begin(comm, c, r->main, r, NULL);
+}
+
+/* After validation and selection (and PCCL_CHECK's agreement): the call's
+ * schedule, then the scratch vote or the call itself. A non-blocking call
+ * is never streamed, but a large one's ranks still vote on the largest
+ * scratch, as scratch_plan does, so that a call too large for
+ * PCCL_MAX_SCRATCH fails alike everywhere instead of on some ranks. */
+static pccl_status_t begin_call(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
+  r->phase = PCCL_PHASE_DONE;
+  if (c->count == 0) return PCCL_OK;
+  if (r->choice.algo->generate == pccl_gen_seg) {
+    if (comm->size == 1) return run_seg(comm, c); /* a copy */
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api_of(c),
+                       "PCCL_ALGO forces seg, which runs blocking calls only");
+  }
+  pccl_status_t st = schedule_of(comm, c, r->choice, &r->main);
+  if (st != PCCL_OK) return st;
+  size_t largest = (c->send_elems > c->recv_elems ? c->send_elems : c->recv_elems) * c->esize;
+  if (!infos[c->coll].own_counts && largest > comm->scratch_limit / PCCL_TMP_FACTOR_MAX) {
+    r->aux[0] = -(int64_t)r->main->tmp_elems;
+    st = begin_aux(comm, r, 1, PCCL_PHASE_VOTE);
+  } else {
+    st = begin_main(comm, c, r);
+  }
+  if (st != PCCL_OK) r->phase = PCCL_PHASE_DONE;
+  return st;
+}
+
+pccl_status_t pccl__call_begin(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
+  r->phase = PCCL_PHASE_DONE;
+  r->idle_since = 0.0;
+  pccl_status_t st = prepare(comm, c, 0, &r->choice);
+  if (comm->check) { /* the agreement, as one more all-reduce that never waits */
+    r->local = st;
+    snprintf(r->own, sizeof r->own, "%s", comm->error);
+    r->agree = agree_fields(comm, c, st, r->choice);
+    pccl__agree_values(&r->agree, r->aux);
+    st = begin_aux(comm, r, PCCL_AGREE_NVALUES, PCCL_PHASE_CHECK);
+    if (st != PCCL_OK) r->phase = PCCL_PHASE_DONE;
+  } else if (st == PCCL_OK) {
+    st = begin_call(comm, c, r);
+  }
+  return st == PCCL_OK ? pccl__call_advance(comm, c, r) : broken(comm, st);
+}
+
+/* An agreement or vote has ended: the call goes on, or fails alike on
+ * every rank. */
+static pccl_status_t after_aux(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
+  pccl_phase_t was = r->phase;
+  r->phase = PCCL_PHASE_DONE;
+  if (was == PCCL_PHASE_CHECK) {
+    pccl_status_t st = pccl__agree_verdict(comm, api_of(c), &r->agree, r->aux, PCCL_OK);
+    st = agree_outcome(comm, st, r->local, r->own);
+    return st != PCCL_OK ? st : r->local != PCCL_OK ? r->local : begin_call(comm, c, r);
+  }
+  size_t need = (size_t)-r->aux[0] * c->esize;
+  if (need > comm->scratch_limit)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api_of(c),
+                       "its scratch (%zu bytes on some rank) exceeds PCCL_MAX_SCRATCH (%zu), and a "
+                       "non-blocking call is never streamed: raise PCCL_MAX_SCRATCH or use the "
+                       "blocking call", need, comm->scratch_limit);
+  pccl_status_t st = begin_main(comm, c, r);
+  if (st != PCCL_OK) r->phase = PCCL_PHASE_DONE;
+  return st;
+}
+
+pccl_status_t pccl__call_advance(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
+  while (r->phase != PCCL_PHASE_DONE) {
+    pccl_call_t *now = r->phase == PCCL_PHASE_MAIN ? c : &r->aux_call;
+    int progressed = 0;
+    double waited = 0.0;
+    pccl_status_t st = comm->abort_flag ? PCCL_ERR_ABORTED : pccl_exec_advance(&r->x, &progressed);
+    if (st == PCCL_OK && !pccl_exec_done(&r->x)) {
+      double t = progressed ? 0.0 : pccl_exec_clock();
+      if (progressed || r->idle_since == 0.0) r->idle_since = t;
+      if (comm->timeout <= 0 || t - r->idle_since <= comm->timeout) return PCCL_OK;
+      st = PCCL_ERR_TIMEOUT;
+      waited = t - r->idle_since;
+    }
+    if (st != PCCL_OK) {
+      int checking = r->phase == PCCL_PHASE_CHECK;
+      r->phase = PCCL_PHASE_DONE;
+      st = exec_end(comm, now, r, st, waited);
+      if (checking) st = pccl__agree_verdict(comm, api_of(c), &r->agree, r->aux, st);
+      return broken(comm, st);
+    }
+    if (r->phase == PCCL_PHASE_MAIN) {
+      r->phase = PCCL_PHASE_DONE;
+      return PCCL_OK;
+    }
+    if ((st = after_aux(comm, c, r)) != PCCL_OK) return broken(comm, st);
+  }
+  return PCCL_OK;
+}
+
+/* Whether a call may start on comm: live, not broken or aborted. */
+static pccl_status_t usable_comm(pccl_comm_t *comm, const char *api) {
   if (!pccl__comm_live(comm))
     return pccl__error(NULL, PCCL_ERR_INVALID_COMM, api,
                        "not a live communicator (NULL, never created or already destroyed)");
@@ -860,116 +1001,355 @@ static pccl_status_t run(pccl_comm_t *comm, call_t *c) {
   if (comm->abort_flag)
     return broken(comm, pccl__error(comm, PCCL_ERR_ABORTED, api,
                                     "pccl_comm_abort was called; the communicator is now broken"));
-  return broken(comm, run_call(comm, c, 1));
+  return PCCL_OK;
+}
+
+static pccl_status_t run(pccl_comm_t *comm, pccl_call_t *c) {
+  const char *api = api_of(c);
+  /* the outstanding non-blocking calls come first: every rank issued them first */
+  if (pccl__comm_live(comm) && comm->nb_head) pccl__request_drain(comm);
+  pccl_status_t st = usable_comm(comm, api);
+  return st == PCCL_OK ? broken(comm, run_call(comm, c, 1)) : st;
+}
+
+/* The names of the non-blocking calls, for their errors. */
+static const char *const iapis[PCCL_COLL_COUNT] = {
+    [PCCL_COLL_ALLGATHER] = "pccl_iallgather",   [PCCL_COLL_REDUCE_SCATTER] = "pccl_ireduce_scatter",
+    [PCCL_COLL_ALLREDUCE] = "pccl_iallreduce",   [PCCL_COLL_BROADCAST] = "pccl_ibroadcast",
+    [PCCL_COLL_REDUCE] = "pccl_ireduce",         [PCCL_COLL_SCATTER] = "pccl_iscatter",
+    [PCCL_COLL_GATHER] = "pccl_igather",         [PCCL_COLL_ALLTOALL] = "pccl_ialltoall",
+    [PCCL_COLL_SCAN] = "pccl_iscan",             [PCCL_COLL_EXSCAN] = "pccl_iexscan",
+    [PCCL_COLL_ALLGATHERV] = "pccl_iallgatherv", [PCCL_COLL_REDUCE_SCATTERV] = "pccl_ireduce_scatterv",
+    [PCCL_COLL_GATHERV] = "pccl_igatherv",       [PCCL_COLL_SCATTERV] = "pccl_iscatterv",
+    [PCCL_COLL_ALLTOALLV] = "pccl_ialltoallv",
+};
+
+/* A pccl_i* call: checked now, as the blocking call would be, then queued
+ * behind the communicator's earlier non-blocking calls and started. */
+static pccl_status_t post(pccl_comm_t *comm, pccl_call_t *c, pccl_request_t **req) {
+  if (!c->api) c->api = iapis[c->coll];
+  c->nonblocking = 1;
+  const char *api = c->api;
+  if (!req)
+    return pccl__error(pccl__comm_live(comm) ? comm : NULL, PCCL_ERR_INVALID_ARGUMENT, api,
+                       "request is NULL");
+  *req = NULL;
+  pccl_call_t as_given = *c; /* validation derives fields that the start derives again */
+  pccl_status_t st = usable_comm(comm, api);
+  if (st != PCCL_OK) return st;
+  st = pccl__call_validate(comm, c);
+  as_given.chosen = c->chosen; /* later changes of PCCL_ALGO do not apply to it */
+  if (st == PCCL_OK) return pccl__request_post(comm, &as_given, req);
+  if (comm->check) { /* the peers still learn of it, from the agreement, instead of waiting */
+    char own[PCCL_ERROR_LEN];
+    snprintf(own, sizeof own, "%s", comm->error);
+    pccl__request_post(comm, &as_given, NULL);
+    snprintf(comm->error, sizeof comm->error, "%s", own);
+  }
+  return st;
+}
+
+pccl_status_t pccl__call_validate(pccl_comm_t *comm, pccl_call_t *c) {
+  pccl_status_t st = validate(comm, comm->rank, comm->size, c);
+  if (st != PCCL_OK || (c->count == 0 && !infos[c->coll].own_counts)) return st;
+  if (c->device)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, c->api,
+                       "non-blocking calls on device buffers are not built yet; use the blocking call");
+  c->chosen = pccl__select(comm, c->coll, reported_bytes(c), select_flags(comm, c));
+  if (!c->chosen.algo)
+    return pccl__error(comm, PCCL_ERR_CONFIG, c->api, "PCCL_ALGO excludes every algorithm of %s",
+                       pccl_coll_name(c->coll));
+  if (c->chosen.algo->generate == pccl_gen_seg && comm->size > 1)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, c->api,
+                       "PCCL_ALGO forces %s:seg, which runs blocking calls only",
+                       pccl_coll_name(c->coll));
+  return PCCL_OK;
+}
+
+/* The request argument of a blocking call: each entry point below is
+ * written once for its blocking and its non-blocking form. */
+static pccl_request_t *blocking_request;
+#define BLOCKING (&blocking_request)
+
+static pccl_status_t issue(pccl_comm_t *comm, pccl_call_t *c, pccl_request_t **req) {
+  return req == BLOCKING ? run(comm, c) : post(comm, c, req);
+}
+
+pccl_status_t pccl_iallgather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                              pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_ALLGATHER,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = count,
+                   .dtype = dtype};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype};
-  return run(comm, &c);
+  return pccl_iallgather(sendbuf, recvbuf, count, dtype, comm, BLOCKING);
+}
+
+pccl_status_t pccl_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t count,
+                                   pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm,
+                                   pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_REDUCE_SCATTER,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = count,
+                   .dtype = dtype,
+                   .op = op};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_reduce_scatter(const void *sendbuf, void *recvbuf, size_t count,
                                   pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op};
-  return run(comm, &c);
+  return pccl_ireduce_scatter(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
+}
+
+pccl_status_t pccl_iallreduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                              pccl_op_t op, pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_ALLREDUCE,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = count,
+                   .dtype = dtype,
+                   .op = op};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              pccl_op_t op, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op};
-  return run(comm, &c);
+  return pccl_iallreduce(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
+}
+
+pccl_status_t pccl_iscan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                         pccl_op_t op, pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_SCAN,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = count,
+                   .dtype = dtype,
+                   .op = op};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_scan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                         pccl_op_t op, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_SCAN, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op};
-  return run(comm, &c);
+  return pccl_iscan(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
+}
+
+pccl_status_t pccl_iexscan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                           pccl_op_t op, pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_EXSCAN,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = count,
+                   .dtype = dtype,
+                   .op = op};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_exscan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                           pccl_op_t op, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_EXSCAN, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op};
-  return run(comm, &c);
+  return pccl_iexscan(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
+}
+
+pccl_status_t pccl_iallgatherv(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
+                               const size_t *displs, pccl_dtype_t dtype, pccl_comm_t *comm,
+                               pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_ALLGATHERV,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .counts = recvcounts,
+                   .displs = displs,
+                   .dtype = dtype};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_allgatherv(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
                               const size_t *displs, pccl_dtype_t dtype, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
-              .counts = recvcounts, .displs = displs, .dtype = dtype};
-  return run(comm, &c);
+  return pccl_iallgatherv(sendbuf, recvbuf, recvcounts, displs, dtype, comm, BLOCKING);
+}
+
+pccl_status_t pccl_ireduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
+                                    pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm,
+                                    pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_REDUCE_SCATTERV,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .counts = recvcounts,
+                   .dtype = dtype,
+                   .op = op};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
                                    pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_REDUCE_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
-              .counts = recvcounts, .dtype = dtype, .op = op};
-  return run(comm, &c);
+  return pccl_ireduce_scatterv(sendbuf, recvbuf, recvcounts, dtype, op, comm, BLOCKING);
+}
+
+pccl_status_t pccl_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                            const size_t *recvcounts, const size_t *displs, pccl_dtype_t dtype,
+                            int root, pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_GATHERV,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = sendcount,
+                   .counts = recvcounts,
+                   .displs = displs,
+                   .dtype = dtype,
+                   .root = root};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
                            const size_t *recvcounts, const size_t *displs, pccl_dtype_t dtype,
                            int root, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_GATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount,
-              .counts = recvcounts, .displs = displs, .dtype = dtype, .root = root};
-  return run(comm, &c);
+  return pccl_igatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, root, comm,
+                       BLOCKING);
+}
+
+pccl_status_t pccl_iscatterv(const void *sendbuf, const size_t *sendcounts, const size_t *displs,
+                             void *recvbuf, size_t recvcount, pccl_dtype_t dtype, int root,
+                             pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_SCATTERV,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = recvcount,
+                   .counts = sendcounts,
+                   .displs = displs,
+                   .dtype = dtype,
+                   .root = root};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_scatterv(const void *sendbuf, const size_t *sendcounts, const size_t *displs,
                             void *recvbuf, size_t recvcount, pccl_dtype_t dtype, int root,
                             pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = recvcount,
-              .counts = sendcounts, .displs = displs, .dtype = dtype, .root = root};
-  return run(comm, &c);
+  return pccl_iscatterv(sendbuf, sendcounts, displs, recvbuf, recvcount, dtype, root, comm,
+                        BLOCKING);
+}
+
+pccl_status_t pccl_ialltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                              void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                              pccl_dtype_t dtype, pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_ALLTOALLV,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .counts = recvcounts,
+                   .displs = rdispls,
+                   .scounts = sendcounts,
+                   .sdispls = sdispls,
+                   .dtype = dtype};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
                              void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
                              pccl_dtype_t dtype, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf,
-              .counts = recvcounts, .displs = rdispls, .scounts = sendcounts, .sdispls = sdispls,
-              .dtype = dtype};
-  return run(comm, &c);
+  return pccl_ialltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, comm,
+                         BLOCKING);
 }
 
 /* A barrier is an all-reduce of one byte: on one node the segment's, whose
  * latency is below MPI's own barrier (docs/mpi-dropin.md has the numbers),
  * and errors and timeouts come as for any collective. */
-pccl_status_t pccl_barrier(pccl_comm_t *comm) {
+pccl_status_t pccl_ibarrier(pccl_comm_t *comm, pccl_request_t **request) {
   uint8_t token = 0;
-  call_t c = {.coll = PCCL_COLL_ALLREDUCE, .api = barrier_api, .sendbuf = &token, .recvbuf = &token,
-              .count = 1, .dtype = PCCL_UINT8, .op = PCCL_MAX};
-  return run(comm, &c);
+  pccl_call_t c = {.coll = PCCL_COLL_ALLREDUCE,
+                   .api = request == BLOCKING ? "pccl_barrier" : "pccl_ibarrier",
+                   .sendbuf = &token,
+                   .recvbuf = &token,
+                   .count = 1,
+                   .dtype = PCCL_UINT8,
+                   .op = PCCL_MAX,
+                   .token = 1};
+  return issue(comm, &c, request);
+}
+
+pccl_status_t pccl_barrier(pccl_comm_t *comm) {
+  return pccl_ibarrier(comm, BLOCKING);
+}
+
+pccl_status_t pccl_ibroadcast(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                              int root, pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_BROADCAST,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = count,
+                   .dtype = dtype,
+                   .root = root};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_broadcast(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              int root, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_BROADCAST, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .root = root};
-  return run(comm, &c);
+  return pccl_ibroadcast(sendbuf, recvbuf, count, dtype, root, comm, BLOCKING);
+}
+
+pccl_status_t pccl_ireduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                           pccl_op_t op, int root, pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_REDUCE,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = count,
+                   .dtype = dtype,
+                   .op = op,
+                   .root = root};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_reduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                           pccl_op_t op, int root, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .op = op, .root = root};
-  return run(comm, &c);
+  return pccl_ireduce(sendbuf, recvbuf, count, dtype, op, root, comm, BLOCKING);
+}
+
+pccl_status_t pccl_iscatter(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                            int root, pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_SCATTER,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = count,
+                   .dtype = dtype,
+                   .root = root};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_scatter(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                            int root, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .root = root};
-  return run(comm, &c);
+  return pccl_iscatter(sendbuf, recvbuf, count, dtype, root, comm, BLOCKING);
+}
+
+pccl_status_t pccl_igather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                           int root, pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_GATHER,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = count,
+                   .dtype = dtype,
+                   .root = root};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_gather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                           int root, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype, .root = root};
-  return run(comm, &c);
+  return pccl_igather(sendbuf, recvbuf, count, dtype, root, comm, BLOCKING);
+}
+
+pccl_status_t pccl_ialltoall(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
+                             pccl_comm_t *comm, pccl_request_t **request) {
+  pccl_call_t c = {.coll = PCCL_COLL_ALLTOALL,
+                   .sendbuf = sendbuf,
+                   .recvbuf = recvbuf,
+                   .count = count,
+                   .dtype = dtype};
+  return issue(comm, &c, request);
 }
 
 pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                             pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dtype = dtype};
-  return run(comm, &c);
+  return pccl_ialltoall(sendbuf, recvbuf, count, dtype, comm, BLOCKING);
 }
 
 /* ---- compressed collectives ---- */
@@ -977,31 +1357,31 @@ pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t count, pc
 pccl_status_t pccl_allreduce_lossy(const void *sendbuf, void *recvbuf, size_t count,
                                    pccl_dtype_t dtype, pccl_op_t op, pccl_lossy_t *lossy,
                                    pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-              .dtype = dtype, .op = op, .lossy = lossy, .lossy_call = 1};
+  pccl_call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                   .dtype = dtype, .op = op, .lossy = lossy, .lossy_call = 1};
   return run(comm, &c);
 }
 
 pccl_status_t pccl_allgather_lossy(const void *sendbuf, void *recvbuf, size_t count,
                                    pccl_dtype_t dtype, pccl_lossy_t *lossy, pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-              .dtype = dtype, .lossy = lossy, .lossy_call = 1};
+  pccl_call_t c = {.coll = PCCL_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                   .dtype = dtype, .lossy = lossy, .lossy_call = 1};
   return run(comm, &c);
 }
 
 pccl_status_t pccl_reduce_scatter_lossy(const void *sendbuf, void *recvbuf, size_t count,
                                         pccl_dtype_t dtype, pccl_op_t op, pccl_lossy_t *lossy,
                                         pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
-              .count = count, .dtype = dtype, .op = op, .lossy = lossy, .lossy_call = 1};
+  pccl_call_t c = {.coll = PCCL_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .count = count, .dtype = dtype, .op = op, .lossy = lossy, .lossy_call = 1};
   return run(comm, &c);
 }
 
 pccl_status_t pccl_scatter_lossy(const void *sendbuf, void *recvbuf, size_t count,
                                  pccl_dtype_t dtype, int root, pccl_lossy_t *lossy,
                                  pccl_comm_t *comm) {
-  call_t c = {.coll = PCCL_COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-              .dtype = dtype, .root = root, .lossy = lossy, .lossy_call = 1};
+  pccl_call_t c = {.coll = PCCL_COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                   .dtype = dtype, .root = root, .lossy = lossy, .lossy_call = 1};
   return run(comm, &c);
 }
 
@@ -1010,8 +1390,8 @@ pccl_status_t pccl__coll_check(pccl_coll_t coll, int rank, int size, const void 
                                pccl_op_t op, int root) {
   if ((unsigned)coll >= PCCL_COLL_COUNT)
     return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl", "unknown collective %d", (int)coll);
-  call_t c = {.coll = coll, .sendbuf = sendbuf, .recvbuf = (void *)recvbuf, .count = count,
-              .dtype = dtype, .op = op, .root = root};
+  pccl_call_t c = {.coll = coll, .sendbuf = sendbuf, .recvbuf = (void *)recvbuf, .count = count,
+                   .dtype = dtype, .op = op, .root = root};
   pccl_status_t st = validate(NULL, rank, size, &c);
   /* its callers (the engine) pack and move buffers on the host */
   if (st == PCCL_OK && c.device)

@@ -225,14 +225,17 @@ static struct pccl_sel *compile(pccl_comm_t *comm) {
   return t;
 }
 
-/* The node segment reads and writes the buffers with the CPU: a call on
- * device buffers goes past its rows to the next that fits. */
+/* The node segment reads and writes the buffers with the CPU and waits for
+ * the node's ranks: a call on device buffers, or a non-blocking one, goes
+ * past its rows to the next that fits. */
 static int usable(pccl_choice_t ch, int device) {
   return !device || ch.algo->generate != pccl_gen_seg;
 }
 
-pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, int device) {
-  if (comm->forced[coll].algo && !comm->forced[coll].algo->lossy) return comm->forced[coll];
+pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, unsigned flags) {
+  int device = (flags & PCCL_SELECT_NO_SEG) != 0;
+  if (comm->forced[coll].algo && !comm->forced[coll].algo->lossy && !(flags & PCCL_SELECT_UNFORCED))
+    return comm->forced[coll];
   if (comm->tune_sec) {
     pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, 0, bytes);
     if (ch.algo && !excluded(comm, ch.algo->id) && usable(ch, device)) return ch;

@@ -9,7 +9,12 @@
 /* `bytes` is the call's size as nccl-tests reports it (all-gather: output per
  * rank; reduce-scatter: input per rank; otherwise one buffer); `device`: the
  * buffers are device memory, which the node segment does not take. */
-pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, int device);
+/* What pccl__select may not pick: the node segment (device buffers, and
+ * non-blocking calls, which must not wait for the node's ranks), and for
+ * pccl's own calls what PCCL_ALGO forces (it names the user's calls). */
+#define PCCL_SELECT_NO_SEG 1u
+#define PCCL_SELECT_UNFORCED 2u
+pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, unsigned flags);
 /* The compressed algorithm for a pccl_*_lossy call. */
 pccl_choice_t pccl__select_lossy(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes);
 

@@ -511,6 +511,9 @@ void pccl__comm_free_tmp(pccl_comm_t *comm) {
 
 pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   if (!comm) return PCCL_OK;
+  if (pccl__comm_live(comm) && comm->nb_close && comm->nb_close(comm) != PCCL_OK)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, "pccl_comm_destroy",
+                       "non-blocking calls on it are still outstanding: pccl_wait for them first");
   if (!registry_remove(comm))
     return pccl__error(NULL, PCCL_ERR_INVALID_COMM, "pccl_comm_destroy",
                        "not a live communicator (NULL, never created or already destroyed)");

@@ -4,6 +4,7 @@
 #define PCCL_COMM_H
 
 #include <mpi.h>
+#include <pthread.h>
 
 #include "algo.h"
 #include "cache.h"
@@ -47,6 +48,16 @@ struct pccl_comm {
   char seg_why[128];   /* why there is none */
   char transport[160]; /* what serves the node's peers, and why (pccl_comm_transport) */
   pccl_exec_ws_t exec_ws;
+  /* Non-blocking calls (coll/request.c): queued in the order issued, the
+   * first one running; a communicator with some is on request.c's list,
+   * linked through nb_next, progressed by the thread that issued them. */
+  struct pccl_request *nb_head, *nb_tail;
+  struct pccl_comm *nb_next;
+  pthread_t nb_owner;
+  /* Set with the first non-blocking call: before the communicator goes,
+   * finishes pccl's own outstanding calls and returns PCCL_OK, or
+   * PCCL_ERR_INVALID_ARGUMENT while the caller's are outstanding. */
+  pccl_status_t (*nb_close)(struct pccl_comm *comm);
   struct pccl_comm_device *device; /* device calls' resources (coll/device.c); NULL before one */
   /* Frees `device`; set by whoever creates it, so that destroying a
    * communicator needs nothing from the layers above this one. */

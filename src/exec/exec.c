@@ -343,7 +343,10 @@ pccl_status_t pccl_exec_run(pccl_exec_t *x, pccl_exec_watch_t *watch) {
       watch->waited = now - last;
       return PCCL_ERR_TIMEOUT;
     }
-    if (idle % PCCL_EXEC_YIELD_EVERY == 0) sched_yield();
+    if (idle % PCCL_EXEC_YIELD_EVERY == 0) {
+      if (watch->idle) watch->idle();
+      sched_yield();
+    }
   }
   return PCCL_OK;
 }

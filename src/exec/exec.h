@@ -132,11 +132,13 @@ static inline int pccl_exec_done(const pccl_exec_t *x) {
 /* What bounds a run: it gives up with PCCL_ERR_TIMEOUT when nothing
  * progresses for `timeout` seconds (0: never), and with PCCL_ERR_ABORTED as
  * soon as *abort is nonzero (set from another thread). `waited` receives
- * the seconds without progress when it gave up. */
+ * the seconds without progress when it gave up. `idle` (may be NULL) is
+ * called while the run waits: it moves the thread's other work along. */
 typedef struct {
   double timeout;
   const _Atomic int *abort;
   double waited;
+  void (*idle)(void);
 } pccl_exec_watch_t;
 
 /* Seconds on a monotonic clock. */

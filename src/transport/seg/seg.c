@@ -137,6 +137,7 @@ static pccl_status_t await(const pccl_seg_t *s, const _Atomic uint64_t *word, ui
     else
       relax();
     if (i % CLOCK_EVERY) continue;
+    if (w->watch->idle) w->watch->idle();
     pccl_status_t st = peer_failed(s, peer, target, what, w->why, w->whylen);
     if (st != PCCL_OK) return st;
     if (w->watch->abort && atomic_load_explicit(w->watch->abort, memory_order_relaxed)) {

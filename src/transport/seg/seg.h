@@ -40,6 +40,7 @@ typedef struct pccl_seg pccl_seg_t;
 typedef struct {
   double timeout;
   const _Atomic int *abort;
+  void (*idle)(void); /* may be NULL: called now and then while waiting */
 } pccl_seg_watch_t;
 
 /* Collective over `comm`: ranks with equal `group` form a node. `bytes` is

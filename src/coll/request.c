@@ -1,0 +1,213 @@
+/* request.c - non-blocking collectives: each communicator runs its
+ * pccl_i* calls one after another in the order they were issued (every
+ * rank issues them in the same order, so the n-th call meets the n-th call
+ * everywhere), the first one advanced step by step by whatever pccl call the
+ * thread makes next: pccl_test, pccl_wait, a blocking collective waiting
+ * for its peers, or another pccl_i* call.
+ *
+ * Progress is per thread, not per communicator: a thread that waits for one
+ * call also moves along every other call it issued, on any communicator,
+ * since a peer may be waiting on any of them. Another thread's calls are
+ * left alone: a communicator is used by one thread at a time. */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "call.h"
+
+struct pccl_request {
+  pccl_comm_t *comm;
+  struct pccl_request *next; /* the communicator's queue */
+  pccl_call_t call;
+  pccl_call_run_t run;
+  uint8_t token; /* pccl_ibarrier's byte */
+  int started, done;
+  int orphan; /* no caller holds it (pccl__request_post with req NULL) */
+  pccl_status_t status;
+  char error[PCCL_ERROR_LEN]; /* why it failed, for pccl_wait's caller */
+};
+
+/* Communicators with queued calls, linked through nb_next. */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static pccl_comm_t *pending;
+static _Atomic int npending;
+/* Set while this thread moves calls along: a blocking call inside that
+ * (PCCL_CHECK's agreement) must not start over from its idle hook. */
+static _Thread_local int progressing;
+
+/* How many polls without progress between yields of the core, as the
+ * blocking executor does (ranks may share cores). */
+#define YIELD_EVERY 64
+/* The most communicators one sweep moves along. */
+#define SWEEP_MAX 64
+
+static void list_add(pccl_comm_t *comm) {
+  pthread_mutex_lock(&pending_lock);
+  comm->nb_next = pending;
+  pending = comm;
+  atomic_fetch_add_explicit(&npending, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&pending_lock);
+}
+
+static void list_remove(pccl_comm_t *comm) {
+  pthread_mutex_lock(&pending_lock);
+  for (pccl_comm_t **p = &pending; *p; p = &(*p)->nb_next)
+    if (*p == comm) {
+      *p = comm->nb_next;
+      atomic_fetch_sub_explicit(&npending, 1, memory_order_relaxed);
+      break;
+    }
+  pthread_mutex_unlock(&pending_lock);
+}
+
+/* The head call has ended with st: off the queue, its outcome kept. */
+static void finish(pccl_comm_t *comm, pccl_request_t *q, pccl_status_t st) {
+  q->status = st;
+  if (st != PCCL_OK) snprintf(q->error, sizeof q->error, "%s", pccl_last_error(comm));
+  q->done = 1;
+  comm->nb_head = q->next;
+  if (q->orphan) free(q);
+  if (!comm->nb_head) {
+    comm->nb_tail = NULL;
+    list_remove(comm);
+  }
+}
+
+/* Starts or advances comm's calls in order until one is still running. */
+static void progress_comm(pccl_comm_t *comm) {
+  pccl_request_t *q;
+  while ((q = comm->nb_head) != NULL) {
+    pccl_status_t st;
+    char user_error[PCCL_ERROR_LEN]; /* an orphan's failure is not the caller's last error */
+    if (q->orphan) snprintf(user_error, sizeof user_error, "%s", comm->error);
+    if (!q->started) {
+      q->started = 1;
+      pccl__error_clear(comm);
+      if (comm->broken != PCCL_OK)
+        st = pccl__error(comm, comm->broken, q->call.api, "the communicator is broken: %s",
+                         comm->broken_why);
+      else
+        st = pccl__call_begin(comm, &q->call, &q->run);
+    } else {
+      st = pccl__call_advance(comm, &q->call, &q->run);
+    }
+    if (q->orphan) snprintf(comm->error, sizeof comm->error, "%s", user_error);
+    if (st == PCCL_OK && q->run.phase != PCCL_PHASE_DONE) return;
+    finish(comm, q, st);
+  }
+}
+
+/* Moves along every call this thread issued, once (and `first`'s comm,
+ * whoever issued them). */
+static void sweep(pccl_comm_t *first) {
+  pccl_comm_t *mine[SWEEP_MAX];
+  int n = 0;
+  pthread_t self = pthread_self();
+  if (first) mine[n++] = first;
+  if (!first || atomic_load_explicit(&npending, memory_order_relaxed) > 1) {
+    pthread_mutex_lock(&pending_lock);
+    for (pccl_comm_t *c = pending; c && n < SWEEP_MAX; c = c->nb_next)
+      if (c != first && pthread_equal(c->nb_owner, self)) mine[n++] = c;
+    pthread_mutex_unlock(&pending_lock);
+  }
+  int was = progressing;
+  progressing = 1;
+  for (int i = 0; i < n; i++) progress_comm(mine[i]);
+  progressing = was;
+}
+
+void pccl__request_idle(void) {
+  if (!progressing && atomic_load_explicit(&npending, memory_order_relaxed) > 0) sweep(NULL);
+}
+
+/* comm->nb_close: the caller's calls must have been waited for; pccl's
+ * own (PCCL_CHECK's agreements of calls that failed) are finished here,
+ * as the peers finish theirs in their pccl_comm_destroy. */
+static pccl_status_t close_comm(pccl_comm_t *comm) {
+  for (pccl_request_t *q = comm->nb_head; q; q = q->next)
+    if (!q->orphan) return PCCL_ERR_INVALID_ARGUMENT;
+  return pccl__request_drain(comm);
+}
+
+pccl_status_t pccl__request_post(pccl_comm_t *comm, const pccl_call_t *c, pccl_request_t **req) {
+  pccl_request_t *q = calloc(1, sizeof *q);
+  if (!q) return pccl__error(comm, PCCL_ERR_NO_MEMORY, c->api, "out of memory for a request");
+  q->comm = comm;
+  q->call = *c;
+  comm->nb_close = close_comm;
+  if (c->token) q->call.sendbuf = q->call.recvbuf = &q->token;
+  if (comm->nb_tail) {
+    comm->nb_tail->next = q;
+  } else {
+    comm->nb_head = q;
+    list_add(comm);
+  }
+  comm->nb_tail = q;
+  comm->nb_owner = pthread_self();
+  q->orphan = req == NULL;
+  if (req) *req = q;
+  sweep(comm); /* its first messages leave now, so they overlap what the caller does next */
+  return PCCL_OK;
+}
+
+pccl_status_t pccl__request_drain(pccl_comm_t *comm) {
+  for (unsigned idle = 1; comm->nb_head; idle++) {
+    sweep(comm);
+    if (idle % YIELD_EVERY == 0) sched_yield();
+  }
+  return PCCL_OK;
+}
+
+/* Hands a finished request's outcome to the caller and frees it; a
+ * failure's message becomes the last error (unless `quiet`), on the
+ * communicator while it lives. */
+static pccl_status_t complete(pccl_request_t **req, int quiet) {
+  pccl_request_t *q = *req;
+  pccl_status_t st = q->status;
+  if (st != PCCL_OK && !quiet)
+    snprintf(pccl__comm_live(q->comm) ? q->comm->error : pccl__thread_error(), PCCL_ERROR_LEN,
+             "%s", q->error);
+  free(q);
+  *req = NULL;
+  return st;
+}
+
+pccl_status_t pccl_test(pccl_request_t **request, int *done) {
+  if (!request || !done)
+    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_test",
+                       request ? "done is NULL" : "request is NULL");
+  *done = 1;
+  if (!*request) return PCCL_OK; /* completed earlier: like MPI_REQUEST_NULL */
+  if (!(*request)->done) sweep((*request)->comm);
+  *done = (*request)->done;
+  return *done ? complete(request, 0) : PCCL_OK;
+}
+
+static pccl_status_t wait_one(pccl_request_t **request, int quiet) {
+  pccl_request_t *q = *request;
+  if (!q) return PCCL_OK;
+  for (unsigned idle = 1; !q->done; idle++) {
+    sweep(q->comm);
+    if (idle % YIELD_EVERY == 0) sched_yield();
+  }
+  return complete(request, quiet);
+}
+
+pccl_status_t pccl_wait(pccl_request_t **request) {
+  if (!request) return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_wait", "request is NULL");
+  return wait_one(request, 0);
+}
+
+pccl_status_t pccl_waitall(int n, pccl_request_t **requests) {
+  if (n < 0 || (n > 0 && !requests))
+    return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_waitall",
+                       n < 0 ? "n is negative" : "requests is NULL");
+  pccl_status_t first = PCCL_OK;
+  for (int i = 0; i < n; i++) {
+    pccl_status_t st = wait_one(&requests[i], first != PCCL_OK); /* the first failure's message */
+    if (first == PCCL_OK) first = st;
+  }
+  return first;
+}

@@ -1,0 +1,438 @@
+/* test_nonblocking.c - the pccl_i* calls over MPI. Every collective is
+ * issued at once with the others still outstanding (counts 0 to 70,000
+ * elements, uneven counts with zeros for the v-calls), completed in an
+ * order other than the issue order (waitall backwards, a test loop, a
+ * blocking call in between), and every byte of every receive buffer is
+ * checked against a reference computed here in plain C (uint32 sums wrap
+ * around). Then progress across communicators (a rank waiting on one
+ * while its peer waits on another, and a blocking call while a peer waits
+ * on a non-blocking one), and the errors: bad arguments are returned at
+ * once with no request, a forced seg is refused, a communicator with
+ * outstanding calls cannot be destroyed, NULL requests.
+ * Under a small PCCL_MAX_SCRATCH every rank must report the same status
+ * for each call (all succeed with correct results, or all refuse).
+ *   mpiexec -n N test_nonblocking */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pccl.h"
+
+#define FILL 0xA5A5A5A5u
+#define NCALLS 16
+
+static int g_rank, g_size, g_failed, g_passed, g_refused;
+static pccl_comm_t *g_comm; /* the batches' communicator, for messages */
+
+static void expect(int ok, const char *what) {
+  if (ok) {
+    g_passed++;
+    return;
+  }
+  if (++g_failed < 20) printf("rank %d: FAIL %s\n", g_rank, what);
+}
+
+/* Rank r's element i of input `salt`: every rank can compute it. */
+static uint32_t val(int r, size_t i, uint32_t salt) {
+  uint32_t x = (uint32_t)r * 2654435761u + (uint32_t)i * 40503u + salt * 97u + 1u;
+  return x ^ (x >> 15);
+}
+
+/* A v-call's count for rank r (zeros on some ranks, one rank larger). */
+static size_t vcount(int r, size_t n) {
+  if (n == 0) return 0;
+  return (size_t)(r % 3 == 1 ? 0 : r == g_size - 1 ? n + 5 : n / (size_t)(r + 1));
+}
+
+static uint32_t *alloc_or_die(size_t n) {
+  uint32_t *p = calloc(n ? n : 1, sizeof *p);
+  if (!p) MPI_Abort(MPI_COMM_WORLD, 2);
+  return p;
+}
+
+static uint32_t *alloc_fill(size_t n) {
+  uint32_t *p = alloc_or_die(n);
+  for (size_t i = 0; i < n; i++) p[i] = FILL;
+  return p;
+}
+
+static uint32_t *alloc_input(size_t n, int r, uint32_t salt) {
+  uint32_t *p = alloc_or_die(n);
+  for (size_t i = 0; i < n; i++) p[i] = val(r, i, salt);
+  return p;
+}
+
+static uint32_t sum_upto(int below, size_t i, uint32_t salt) { /* ranks 0..below-1 */
+  uint32_t s = 0;
+  for (int r = 0; r < below; r++) s += val(r, i, salt);
+  return s;
+}
+
+static size_t prefix(size_t n, int upto) { /* vcount(0) + ... + vcount(upto - 1) */
+  size_t s = 0;
+  for (int r = 0; r < upto; r++) s += vcount(r, n);
+  return s;
+}
+
+/* One batch: every collective's buffers, issued, completed, checked. */
+typedef struct {
+  uint32_t *send[NCALLS], *recv[NCALLS];
+  size_t *counts[NCALLS], *counts2[NCALLS];
+  pccl_request_t *req[NCALLS];
+  pccl_status_t st[NCALLS];
+} batch_t;
+
+enum { AR, RS, AG, BC, RD, SC, GA, A2A, SCAN, EXSCAN, AGV, RSV, GAV, SCV, A2AV, BAR };
+static const char *names[NCALLS] = {"iallreduce", "ireduce_scatter", "iallgather", "ibroadcast",
+                                    "ireduce",    "iscatter",        "igather",    "ialltoall",
+                                    "iscan",      "iexscan",         "iallgatherv", "ireduce_scatterv",
+                                    "igatherv",   "iscatterv",       "ialltoallv", "ibarrier"};
+
+static void issue(batch_t *b, size_t n, pccl_comm_t *comm) {
+  int p = g_size, me = g_rank, root = (int)(n % (size_t)p);
+  size_t pn = n * (size_t)p;
+  memset(b, 0, sizeof *b);
+  g_comm = comm;
+  b->send[AR] = alloc_input(n, me, 1), b->recv[AR] = alloc_fill(n);
+  b->st[AR] = pccl_iallreduce(b->send[AR], b->recv[AR], n, PCCL_UINT32, PCCL_SUM, comm, &b->req[AR]);
+  b->send[RS] = alloc_input(pn, me, 2), b->recv[RS] = alloc_fill(n);
+  b->st[RS] = pccl_ireduce_scatter(b->send[RS], b->recv[RS], n, PCCL_UINT32, PCCL_SUM, comm, &b->req[RS]);
+  b->send[AG] = alloc_input(n, me, 3), b->recv[AG] = alloc_fill(pn);
+  b->st[AG] = pccl_iallgather(b->send[AG], b->recv[AG], n, PCCL_UINT32, comm, &b->req[AG]);
+  b->recv[BC] = me == root ? alloc_input(n, root, 4) : alloc_fill(n);
+  b->st[BC] = pccl_ibroadcast(b->recv[BC], b->recv[BC], n, PCCL_UINT32, root, comm, &b->req[BC]);
+  b->send[RD] = alloc_input(n, me, 5), b->recv[RD] = alloc_fill(n);
+  b->st[RD] = pccl_ireduce(b->send[RD], b->recv[RD], n, PCCL_UINT32, PCCL_MAX, root, comm, &b->req[RD]);
+  b->send[SC] = alloc_input(pn, root, 6), b->recv[SC] = alloc_fill(n);
+  b->st[SC] = pccl_iscatter(b->send[SC], b->recv[SC], n, PCCL_UINT32, root, comm, &b->req[SC]);
+  b->send[GA] = alloc_input(n, me, 7), b->recv[GA] = alloc_fill(pn);
+  b->st[GA] = pccl_igather(b->send[GA], b->recv[GA], n, PCCL_UINT32, root, comm, &b->req[GA]);
+  b->send[A2A] = alloc_input(pn, me, 8), b->recv[A2A] = alloc_fill(pn);
+  b->st[A2A] = pccl_ialltoall(b->send[A2A], b->recv[A2A], n, PCCL_UINT32, comm, &b->req[A2A]);
+  b->send[SCAN] = alloc_input(n, me, 9), b->recv[SCAN] = alloc_fill(n);
+  b->st[SCAN] = pccl_iscan(b->send[SCAN], b->recv[SCAN], n, PCCL_UINT32, PCCL_SUM, comm, &b->req[SCAN]);
+  b->send[EXSCAN] = alloc_input(n, me, 10), b->recv[EXSCAN] = alloc_fill(n);
+  b->st[EXSCAN] = pccl_iexscan(b->send[EXSCAN], b->recv[EXSCAN], n, PCCL_UINT32, PCCL_SUM, comm,
+                               &b->req[EXSCAN]);
+  /* the v-calls: counts per rank from vcount, packed */
+  size_t total = prefix(n, p);
+  size_t *vc = malloc((size_t)p * sizeof *vc);
+  for (int r = 0; r < p; r++) vc[r] = vcount(r, n);
+  b->counts[AGV] = vc;
+  b->send[AGV] = alloc_input(vc[me], me, 11), b->recv[AGV] = alloc_fill(total);
+  b->st[AGV] = pccl_iallgatherv(b->send[AGV], b->recv[AGV], vc, NULL, PCCL_UINT32, comm, &b->req[AGV]);
+  b->send[RSV] = alloc_input(total, me, 12), b->recv[RSV] = alloc_fill(vc[me]);
+  b->st[RSV] = pccl_ireduce_scatterv(b->send[RSV], b->recv[RSV], vc, PCCL_UINT32, PCCL_SUM, comm,
+                                     &b->req[RSV]);
+  b->send[GAV] = alloc_input(vc[me], me, 13), b->recv[GAV] = alloc_fill(total);
+  b->st[GAV] = pccl_igatherv(b->send[GAV], vc[me], b->recv[GAV], vc, NULL, PCCL_UINT32, root, comm,
+                             &b->req[GAV]);
+  b->send[SCV] = alloc_input(total, root, 14), b->recv[SCV] = alloc_fill(vc[me]);
+  b->st[SCV] = pccl_iscatterv(b->send[SCV], vc, NULL, b->recv[SCV], vc[me], PCCL_UINT32, root, comm,
+                              &b->req[SCV]);
+  /* all-to-allv: rank i sends rank j (i + j) % 3 * n / 2 elements */
+  size_t *sc = malloc((size_t)p * sizeof *sc), *rc = malloc((size_t)p * sizeof *rc);
+  size_t stot = 0, rtot = 0;
+  for (int r = 0; r < p; r++) {
+    sc[r] = (size_t)((me + r) % 3) * n / 2;
+    rc[r] = (size_t)((r + me) % 3) * n / 2;
+    stot += sc[r], rtot += rc[r];
+  }
+  b->counts[A2AV] = sc, b->counts2[A2AV] = rc;
+  b->send[A2AV] = alloc_input(stot, me, 15), b->recv[A2AV] = alloc_fill(rtot);
+  b->st[A2AV] = pccl_ialltoallv(b->send[A2AV], sc, NULL, b->recv[A2AV], rc, NULL, PCCL_UINT32, comm,
+                                &b->req[A2AV]);
+  b->st[BAR] = pccl_ibarrier(comm, &b->req[BAR]);
+  for (int k = 0; k < NCALLS; k++) {
+    char what[96];
+    snprintf(what, sizeof what, "%s of %zu issues", names[k], n);
+    expect(b->st[k] == PCCL_OK && b->req[k] != NULL, what);
+  }
+}
+
+/* Checks one call's receive buffer against the reference. */
+static int check_call(const batch_t *b, int k, size_t n) {
+  int p = g_size, me = g_rank, root = (int)(n % (size_t)p);
+  const uint32_t *o = b->recv[k];
+  size_t bad = 0;
+  switch (k) {
+  case AR:
+    for (size_t i = 0; i < n; i++) bad += o[i] != sum_upto(p, i, 1);
+    break;
+  case RS:
+    for (size_t i = 0; i < n; i++) bad += o[i] != sum_upto(p, (size_t)me * n + i, 2);
+    break;
+  case AG:
+    for (size_t i = 0; i < n * (size_t)p; i++) bad += o[i] != val((int)(i / n), i % n, 3);
+    break;
+  case BC:
+    for (size_t i = 0; i < n; i++) bad += o[i] != val(root, i, 4);
+    break;
+  case RD:
+    for (size_t i = 0; i < n; i++) {
+      uint32_t m = 0;
+      for (int r = 0; r < p; r++) m = val(r, i, 5) > m ? val(r, i, 5) : m;
+      bad += o[i] != (me == root ? m : FILL);
+    }
+    break;
+  case SC:
+    for (size_t i = 0; i < n; i++) bad += o[i] != val(root, (size_t)me * n + i, 6);
+    break;
+  case GA:
+    for (size_t i = 0; i < n * (size_t)p; i++)
+      bad += o[i] != (me == root ? val((int)(i / n), i % n, 7) : FILL);
+    break;
+  case A2A:
+    for (size_t i = 0; i < n * (size_t)p; i++)
+      bad += o[i] != val((int)(i / n), (size_t)me * n + i % n, 8);
+    break;
+  case SCAN:
+    for (size_t i = 0; i < n; i++) bad += o[i] != sum_upto(me + 1, i, 9);
+    break;
+  case EXSCAN:
+    for (size_t i = 0; i < n; i++) bad += o[i] != (me == 0 ? FILL : sum_upto(me, i, 10));
+    break;
+  case AGV:
+  case GAV:
+    for (int r = 0; r < p; r++)
+      for (size_t i = 0; i < vcount(r, n); i++) {
+        uint32_t want = k == GAV && me != root ? FILL : val(r, i, k == AGV ? 11 : 13);
+        bad += o[prefix(n, r) + i] != want;
+      }
+    break;
+  case RSV:
+    for (size_t i = 0; i < vcount(me, n); i++) bad += o[i] != sum_upto(p, prefix(n, me) + i, 12);
+    break;
+  case SCV:
+    for (size_t i = 0; i < vcount(me, n); i++) bad += o[i] != val(root, prefix(n, me) + i, 14);
+    break;
+  case A2AV: {
+    size_t at = 0;
+    for (int r = 0; r < p; r++) {
+      size_t cnt = (size_t)((r + me) % 3) * n / 2, off = 0; /* where rank r's block for me starts */
+      for (int j = 0; j < me; j++) off += (size_t)((r + j) % 3) * n / 2;
+      for (size_t i = 0; i < cnt; i++) bad += o[at + i] != val(r, off + i, 15);
+      at += cnt;
+    }
+    break;
+  }
+  default:
+    break;
+  }
+  return bad == 0;
+}
+
+static void check_batch(batch_t *b, size_t n, const char *how) {
+  for (int k = 0; k < NCALLS; k++) {
+    char what[128];
+    snprintf(what, sizeof what, "%s of %zu completes (%s): status %d, %s", names[k], n, how,
+             (int)b->st[k], b->st[k] == PCCL_OK ? "" : pccl_last_error(g_comm));
+    expect(b->st[k] == PCCL_OK && b->req[k] == NULL, what);
+    snprintf(what, sizeof what, "%s of %zu: result (%s)", names[k], n, how);
+    if (b->st[k] == PCCL_OK) expect(check_call(b, k, n), what);
+    free(b->send[k]), free(b->recv[k]), free(b->counts[k]), free(b->counts2[k]);
+  }
+}
+
+/* Completes backwards, with pccl_wait. */
+static void wait_backwards(batch_t *b) {
+  for (int k = NCALLS - 1; k >= 0; k--) b->st[k] = pccl_wait(&b->req[k]);
+}
+
+/* Completes by testing each in turn until all are done. */
+static void test_loop(batch_t *b) {
+  for (int left = NCALLS; left > 0;) {
+    left = 0;
+    for (int k = 0; k < NCALLS; k++) {
+      if (!b->req[k]) continue;
+      int done = 0;
+      b->st[k] = pccl_test(&b->req[k], &done);
+      left += !done;
+    }
+  }
+}
+
+/* A blocking call in the middle: it runs after the outstanding ones. */
+static void blocking_between(batch_t *b, pccl_comm_t *comm) {
+  uint32_t one = (uint32_t)g_rank + 1, all = 0;
+  expect(pccl_allreduce(&one, &all, 1, PCCL_UINT32, PCCL_SUM, comm) == PCCL_OK &&
+             all == (uint32_t)(g_size * (g_size + 1) / 2),
+         "blocking all-reduce among outstanding calls");
+  expect(pccl_waitall(NCALLS, b->req) == PCCL_OK, "waitall after a blocking call");
+  for (int k = 0; k < NCALLS; k++) b->st[k] = b->req[k] ? PCCL_ERR_INTERNAL : PCCL_OK;
+}
+
+static void batches(pccl_comm_t *comm) {
+  static const size_t sizes[] = {0, 1, 33, 5000, 70000};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    batch_t b;
+    issue(&b, sizes[s], comm);
+    wait_backwards(&b);
+    check_batch(&b, sizes[s], "waited backwards");
+    issue(&b, sizes[s], comm);
+    test_loop(&b);
+    check_batch(&b, sizes[s], "tested");
+    issue(&b, sizes[s], comm);
+    blocking_between(&b, comm);
+    check_batch(&b, sizes[s], "blocking call between");
+  }
+}
+
+/* Each rank waits first on a call that its neighbour waits on last. */
+static void cross_comms(pccl_comm_t *world, pccl_comm_t *other) {
+  size_t n = 70000;
+  uint32_t *a = alloc_input(n, g_rank, 20), *b = alloc_input(n, g_rank, 21);
+  uint32_t *ra = alloc_fill(n), *rb = alloc_fill(n);
+  pccl_request_t *qa, *qb;
+  expect(pccl_iallreduce(a, ra, n, PCCL_UINT32, PCCL_SUM, world, &qa) == PCCL_OK, "cross: issue a");
+  expect(pccl_iallreduce(b, rb, n, PCCL_UINT32, PCCL_SUM, other, &qb) == PCCL_OK, "cross: issue b");
+  int odd = g_rank % 2;
+  expect(pccl_wait(odd ? &qa : &qb) == PCCL_OK, "cross: first wait");
+  expect(pccl_wait(odd ? &qb : &qa) == PCCL_OK, "cross: second wait");
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) bad += ra[i] != sum_upto(g_size, i, 20) || rb[i] != sum_upto(g_size, i, 21);
+  expect(bad == 0, "cross: results");
+  /* rank 0 enters a blocking call on world while the others wait on
+   * `other`: rank 0's wait inside it must move `other` along */
+  expect(pccl_ibroadcast(b, rb, n, PCCL_UINT32, 0, other, &qb) == PCCL_OK, "cross: issue bcast");
+  uint32_t one = 1, all = 0;
+  if (g_rank == 0) {
+    expect(pccl_allreduce(&one, &all, 1, PCCL_UINT32, PCCL_SUM, world) == PCCL_OK, "cross: blocking");
+    expect(pccl_wait(&qb) == PCCL_OK, "cross: bcast after blocking");
+  } else {
+    expect(pccl_wait(&qb) == PCCL_OK, "cross: bcast before blocking");
+    expect(pccl_allreduce(&one, &all, 1, PCCL_UINT32, PCCL_SUM, world) == PCCL_OK, "cross: blocking");
+  }
+  bad = all != (uint32_t)g_size;
+  for (size_t i = 0; i < n; i++) bad += rb[i] != val(0, i, 21);
+  expect(bad == 0, "cross: blocking call and bcast results");
+  free(a), free(b), free(ra), free(rb);
+}
+
+static void errors(pccl_comm_t *world, pccl_comm_t *other) {
+  uint32_t x[4] = {0}, y[4] = {0};
+  pccl_request_t *q = (pccl_request_t *)x; /* must be set to NULL on failure */
+  expect(pccl_iallreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world, NULL) == PCCL_ERR_INVALID_ARGUMENT,
+         "NULL request");
+  expect(pccl_iallreduce(NULL, y, 4, PCCL_UINT32, PCCL_SUM, world, &q) == PCCL_ERR_INVALID_ARGUMENT &&
+             !q && strstr(pccl_last_error(world), "pccl_iallreduce"),
+         "NULL sendbuf: at once, named, no request");
+  expect(pccl_iallgather(x, y, 1, (pccl_dtype_t)99, world, &q) == PCCL_ERR_INVALID_DTYPE && !q,
+         "unknown dtype");
+  expect(pccl_ibroadcast(x, y, 1, PCCL_UINT32, g_size, world, &q) == PCCL_ERR_INVALID_ARGUMENT && !q,
+         "root out of range");
+  expect(pccl_ibarrier(NULL, &q) == PCCL_ERR_INVALID_COMM && !q, "NULL communicator");
+  expect(pccl_wait(NULL) == PCCL_ERR_INVALID_ARGUMENT, "pccl_wait(NULL)");
+  int done = 0;
+  expect(pccl_test(&q, &done) == PCCL_OK && done, "test of a NULL request: done");
+  expect(pccl_wait(&q) == PCCL_OK, "wait of a NULL request");
+  expect(pccl_test(&q, NULL) == PCCL_ERR_INVALID_ARGUMENT, "test with NULL done");
+  expect(pccl_waitall(-1, NULL) == PCCL_ERR_INVALID_ARGUMENT, "waitall of -1");
+  if (g_size > 1) {
+    expect(pccl_comm_set_algo(world, PCCL_COLL_ALLREDUCE, "seg") == PCCL_OK, "force seg");
+    expect(pccl_iallreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world, &q) == PCCL_ERR_UNSUPPORTED && !q &&
+               strstr(pccl_last_error(world), "seg"),
+           "forced seg refused");
+    expect(pccl_comm_set_algo(world, PCCL_COLL_ALLREDUCE, NULL) == PCCL_OK, "unforce seg");
+  }
+  /* a communicator with an outstanding call stays */
+  if (g_size == 1) return; /* a call of one rank completes as it is issued */
+  /* rank 0 issues first and tries while the others are held back */
+  x[0] = (uint32_t)g_rank;
+  if (g_rank != 0) MPI_Barrier(MPI_COMM_WORLD);
+  expect(pccl_iallreduce(x, y, 1, PCCL_UINT32, PCCL_SUM, other, &q) == PCCL_OK, "issue on other");
+  if (g_rank == 0) {
+    expect(pccl_comm_destroy(other) == PCCL_ERR_INVALID_ARGUMENT &&
+               strstr(pccl_last_error(other), "outstanding"),
+           "destroy with an outstanding call");
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  expect(pccl_wait(&q) == PCCL_OK && y[0] == (uint32_t)(g_size * (g_size - 1) / 2), "then it completes");
+  const char *check = getenv("PCCL_CHECK");
+  if (check && strcmp(check, "1") == 0) { /* rank 0's bad call: the others hear of it */
+    pccl_status_t st = pccl_iallreduce(g_rank ? x : NULL, y, 4, PCCL_UINT32, PCCL_SUM, world, &q);
+    if (g_rank == 0) {
+      expect(st == PCCL_ERR_INVALID_ARGUMENT && !q, "check: the bad call fails at once");
+    } else {
+      pccl_status_t w = st == PCCL_OK ? pccl_wait(&q) : st;
+      char what[700];
+      snprintf(what, sizeof what, "check: the others get a mismatch naming rank 0 (%d %d: %s)", (int)st,
+               (int)w, pccl_last_error(world));
+      expect(w == PCCL_ERR_MISMATCH && strstr(pccl_last_error(world), "rank(s) 0"), what);
+    }
+    /* rank 0's part of it moves along in its next pccl call */
+    expect(pccl_barrier(world) == PCCL_OK, "check: a barrier after");
+  }
+}
+
+/* Under a small PCCL_MAX_SCRATCH large calls vote; each call's status
+ * must then be the same on every rank. */
+static void same_status_everywhere(void) {
+  size_t sizes[] = {5000, 70000};
+  for (int s = 0; s < 2; s++) {
+    pccl_comm_t *comm;
+    expect(pccl_comm_create_world(&comm) == PCCL_OK, "world");
+    batch_t b;
+    issue(&b, sizes[s], comm);
+    wait_backwards(&b);
+    int st[NCALLS], lo[NCALLS], hi[NCALLS];
+    for (int k = 0; k < NCALLS; k++) st[k] = (int)b.st[k];
+    MPI_Allreduce(st, lo, NCALLS, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(st, hi, NCALLS, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    for (int k = 0; k < NCALLS; k++) {
+      char what[96];
+      snprintf(what, sizeof what, "%s of %zu: one status on every rank (%d..%d)", names[k], sizes[s],
+               lo[k], hi[k]);
+      expect(lo[k] == hi[k] && (st[k] == PCCL_OK || st[k] == PCCL_ERR_UNSUPPORTED), what);
+      g_refused += st[k] == PCCL_ERR_UNSUPPORTED;
+      if (st[k] == PCCL_OK) {
+        snprintf(what, sizeof what, "%s of %zu: result under a small scratch", names[k], sizes[s]);
+        expect(check_call(&b, k, sizes[s]), what);
+      }
+      free(b.send[k]), free(b.recv[k]), free(b.counts[k]), free(b.counts2[k]);
+    }
+    expect(pccl_comm_destroy(comm) == PCCL_OK, "destroy");
+  }
+}
+
+static void destroy(pccl_comm_t *comm, const char *name) {
+  char what[600];
+  pccl_status_t st = pccl_comm_destroy(comm);
+  snprintf(what, sizeof what, "destroy %s: %s", name, st == PCCL_OK ? "" : pccl_last_error(comm));
+  expect(st == PCCL_OK, what);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  if (argc > 1 && strcmp(argv[1], "--small-scratch") == 0) {
+    same_status_everywhere();
+  } else {
+    pccl_comm_t *world, *other;
+    int *all = malloc((size_t)g_size * sizeof *all);
+    for (int r = 0; r < g_size; r++) all[r] = r;
+    if (pccl_comm_create_world(&world) != PCCL_OK ||
+        pccl_comm_create_group(world, g_size, all, &other) != PCCL_OK) {
+      printf("rank %d: cannot create the communicators\n", g_rank);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (argc < 2 || strcmp(argv[1], "--errors") != 0) { /* --errors: those alone */
+      batches(world);
+      cross_comms(world, other);
+    }
+    errors(world, other);
+    destroy(other, "other");
+    destroy(world, "world");
+    free(all);
+  }
+  int failed = 0;
+  MPI_Allreduce(&g_failed, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0)
+    printf("test_nonblocking: %d checks passed on rank 0, %d failed in all (%d calls refused for "
+           "their scratch)\n", g_passed, failed, g_refused);
+  MPI_Finalize();
+  return failed ? 1 : 0;
+}
