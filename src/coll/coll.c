@@ -1077,11 +1077,8 @@ static pccl_status_t issue(pccl_comm_t *comm, pccl_call_t *c, pccl_request_t **r
 
 pccl_status_t pccl_iallgather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                               pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_ALLGATHER,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = count,
-                   .dtype = dtype};
+  pccl_call_t c = {.coll = PCCL_COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .count = count, .dtype = dtype};
   return issue(comm, &c, request);
 }
 
@@ -1093,12 +1090,8 @@ pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count, p
 pccl_status_t pccl_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t count,
                                    pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm,
                                    pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_REDUCE_SCATTER,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = count,
-                   .dtype = dtype,
-                   .op = op};
+  pccl_call_t c = {.coll = PCCL_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .count = count, .dtype = dtype, .op = op};
   return issue(comm, &c, request);
 }
 
@@ -1109,12 +1102,8 @@ pccl_status_t pccl_reduce_scatter(const void *sendbuf, void *recvbuf, size_t cou
 
 pccl_status_t pccl_iallreduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                               pccl_op_t op, pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_ALLREDUCE,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = count,
-                   .dtype = dtype,
-                   .op = op};
+  pccl_call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .count = count, .dtype = dtype, .op = op};
   return issue(comm, &c, request);
 }
 
@@ -1125,12 +1114,8 @@ pccl_status_t pccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, p
 
 pccl_status_t pccl_iscan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                          pccl_op_t op, pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_SCAN,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = count,
-                   .dtype = dtype,
-                   .op = op};
+  pccl_call_t c = {.coll = PCCL_COLL_SCAN, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                   .dtype = dtype, .op = op};
   return issue(comm, &c, request);
 }
 
@@ -1141,12 +1126,8 @@ pccl_status_t pccl_scan(const void *sendbuf, void *recvbuf, size_t count, pccl_d
 
 pccl_status_t pccl_iexscan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                            pccl_op_t op, pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_EXSCAN,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = count,
-                   .dtype = dtype,
-                   .op = op};
+  pccl_call_t c = {.coll = PCCL_COLL_EXSCAN, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                   .dtype = dtype, .op = op};
   return issue(comm, &c, request);
 }
 
@@ -1158,12 +1139,8 @@ pccl_status_t pccl_exscan(const void *sendbuf, void *recvbuf, size_t count, pccl
 pccl_status_t pccl_iallgatherv(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
                                const size_t *displs, pccl_dtype_t dtype, pccl_comm_t *comm,
                                pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_ALLGATHERV,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .counts = recvcounts,
-                   .displs = displs,
-                   .dtype = dtype};
+  pccl_call_t c = {.coll = PCCL_COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .counts = recvcounts, .displs = displs, .dtype = dtype};
   return issue(comm, &c, request);
 }
 
@@ -1175,12 +1152,8 @@ pccl_status_t pccl_allgatherv(const void *sendbuf, void *recvbuf, const size_t *
 pccl_status_t pccl_ireduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
                                     pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm,
                                     pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_REDUCE_SCATTERV,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .counts = recvcounts,
-                   .dtype = dtype,
-                   .op = op};
+  pccl_call_t c = {.coll = PCCL_COLL_REDUCE_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .counts = recvcounts, .dtype = dtype, .op = op};
   return issue(comm, &c, request);
 }
 
@@ -1192,13 +1165,8 @@ pccl_status_t pccl_reduce_scatterv(const void *sendbuf, void *recvbuf, const siz
 pccl_status_t pccl_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
                             const size_t *recvcounts, const size_t *displs, pccl_dtype_t dtype,
                             int root, pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_GATHERV,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = sendcount,
-                   .counts = recvcounts,
-                   .displs = displs,
-                   .dtype = dtype,
+  pccl_call_t c = {.coll = PCCL_COLL_GATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .count = sendcount, .counts = recvcounts, .displs = displs, .dtype = dtype,
                    .root = root};
   return issue(comm, &c, request);
 }
@@ -1213,13 +1181,8 @@ pccl_status_t pccl_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
 pccl_status_t pccl_iscatterv(const void *sendbuf, const size_t *sendcounts, const size_t *displs,
                              void *recvbuf, size_t recvcount, pccl_dtype_t dtype, int root,
                              pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_SCATTERV,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = recvcount,
-                   .counts = sendcounts,
-                   .displs = displs,
-                   .dtype = dtype,
+  pccl_call_t c = {.coll = PCCL_COLL_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .count = recvcount, .counts = sendcounts, .displs = displs, .dtype = dtype,
                    .root = root};
   return issue(comm, &c, request);
 }
@@ -1234,14 +1197,9 @@ pccl_status_t pccl_scatterv(const void *sendbuf, const size_t *sendcounts, const
 pccl_status_t pccl_ialltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
                               void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
                               pccl_dtype_t dtype, pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_ALLTOALLV,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .counts = recvcounts,
-                   .displs = rdispls,
-                   .scounts = sendcounts,
-                   .sdispls = sdispls,
-                   .dtype = dtype};
+  pccl_call_t c = {.coll = PCCL_COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .counts = recvcounts, .displs = rdispls, .scounts = sendcounts,
+                   .sdispls = sdispls, .dtype = dtype};
   return issue(comm, &c, request);
 }
 
@@ -1258,13 +1216,8 @@ pccl_status_t pccl_alltoallv(const void *sendbuf, const size_t *sendcounts, cons
 pccl_status_t pccl_ibarrier(pccl_comm_t *comm, pccl_request_t **request) {
   uint8_t token = 0;
   pccl_call_t c = {.coll = PCCL_COLL_ALLREDUCE,
-                   .api = request == BLOCKING ? "pccl_barrier" : "pccl_ibarrier",
-                   .sendbuf = &token,
-                   .recvbuf = &token,
-                   .count = 1,
-                   .dtype = PCCL_UINT8,
-                   .op = PCCL_MAX,
-                   .token = 1};
+                   .api = request == BLOCKING ? "pccl_barrier" : "pccl_ibarrier", .sendbuf = &token,
+                   .recvbuf = &token, .count = 1, .dtype = PCCL_UINT8, .op = PCCL_MAX, .token = 1};
   return issue(comm, &c, request);
 }
 
@@ -1274,12 +1227,8 @@ pccl_status_t pccl_barrier(pccl_comm_t *comm) {
 
 pccl_status_t pccl_ibroadcast(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                               int root, pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_BROADCAST,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = count,
-                   .dtype = dtype,
-                   .root = root};
+  pccl_call_t c = {.coll = PCCL_COLL_BROADCAST, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .count = count, .dtype = dtype, .root = root};
   return issue(comm, &c, request);
 }
 
@@ -1290,13 +1239,8 @@ pccl_status_t pccl_broadcast(const void *sendbuf, void *recvbuf, size_t count, p
 
 pccl_status_t pccl_ireduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                            pccl_op_t op, int root, pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_REDUCE,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = count,
-                   .dtype = dtype,
-                   .op = op,
-                   .root = root};
+  pccl_call_t c = {.coll = PCCL_COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                   .dtype = dtype, .op = op, .root = root};
   return issue(comm, &c, request);
 }
 
@@ -1307,12 +1251,8 @@ pccl_status_t pccl_reduce(const void *sendbuf, void *recvbuf, size_t count, pccl
 
 pccl_status_t pccl_iscatter(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                             int root, pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_SCATTER,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = count,
-                   .dtype = dtype,
-                   .root = root};
+  pccl_call_t c = {.coll = PCCL_COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .count = count, .dtype = dtype, .root = root};
   return issue(comm, &c, request);
 }
 
@@ -1323,12 +1263,8 @@ pccl_status_t pccl_scatter(const void *sendbuf, void *recvbuf, size_t count, pcc
 
 pccl_status_t pccl_igather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                            int root, pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_GATHER,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = count,
-                   .dtype = dtype,
-                   .root = root};
+  pccl_call_t c = {.coll = PCCL_COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                   .dtype = dtype, .root = root};
   return issue(comm, &c, request);
 }
 
@@ -1339,11 +1275,8 @@ pccl_status_t pccl_gather(const void *sendbuf, void *recvbuf, size_t count, pccl
 
 pccl_status_t pccl_ialltoall(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              pccl_comm_t *comm, pccl_request_t **request) {
-  pccl_call_t c = {.coll = PCCL_COLL_ALLTOALL,
-                   .sendbuf = sendbuf,
-                   .recvbuf = recvbuf,
-                   .count = count,
-                   .dtype = dtype};
+  pccl_call_t c = {.coll = PCCL_COLL_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                   .count = count, .dtype = dtype};
   return issue(comm, &c, request);
 }
 
