@@ -20,7 +20,7 @@ SAN_BUILD ?= build-sanitize
 TSAN_BUILD ?= build-tsan
 MPICH_BUILD ?= build-mpich
 # Only Open MPI's own lock order is suppressed (tests/sanitizers/tsan.supp).
-TSAN_ENV = TSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/tsan.supp:second_deadlock_stack=1
+TSAN_ENV = TSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/tsan.supp:second_deadlock_stack=1:history_size=7
 # Open MPI keeps its plugins loaded so that the leaks it leaves at exit can be
 # traced to it and suppressed (tests/sanitizers/lsan.supp; nothing of
 # pccl's is suppressed); the slow unwinder sees through MPI's frames.
@@ -58,7 +58,7 @@ test-sanitize: setup
 
 test-tsan: setup
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPCCL_SANITIZE=thread >/dev/null
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target test_engine test_faults
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target test_engine test_faults test_nonblocking
 	cd $(TSAN_BUILD) && env $(TSAN_ENV) ctest --output-on-failure --timeout 900 -L threads -E 'np[678]'
 
 test-valgrind: build

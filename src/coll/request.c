@@ -43,11 +43,18 @@ static _Thread_local int progressing;
 /* The most communicators one sweep moves along. */
 #define SWEEP_MAX 64
 
-static void list_add(pccl_comm_t *comm) {
+/* Puts comm on the list (first = 1: its queue was empty) and makes the
+ * calling thread its owner; other threads read both under the lock. */
+static void list_add(pccl_comm_t *comm, int first) {
+  pthread_t self = pthread_self();
+  if (!first && pthread_equal(comm->nb_owner, self)) return; /* written by this thread only */
   pthread_mutex_lock(&pending_lock);
-  comm->nb_next = pending;
-  pending = comm;
-  atomic_fetch_add_explicit(&npending, 1, memory_order_relaxed);
+  comm->nb_owner = self;
+  if (first) {
+    comm->nb_next = pending;
+    pending = comm;
+    atomic_fetch_add_explicit(&npending, 1, memory_order_relaxed);
+  }
   pthread_mutex_unlock(&pending_lock);
 }
 
@@ -138,14 +145,13 @@ pccl_status_t pccl__request_post(pccl_comm_t *comm, const pccl_call_t *c, pccl_r
   q->call = *c;
   comm->nb_close = close_comm;
   if (c->token) q->call.sendbuf = q->call.recvbuf = &q->token;
-  if (comm->nb_tail) {
-    comm->nb_tail->next = q;
-  } else {
+  int first = comm->nb_tail == NULL;
+  if (first)
     comm->nb_head = q;
-    list_add(comm);
-  }
+  else
+    comm->nb_tail->next = q;
   comm->nb_tail = q;
-  comm->nb_owner = pthread_self();
+  list_add(comm, first);
   q->orphan = req == NULL;
   if (req) *req = q;
   sweep(comm); /* its first messages leave now, so they overlap what the caller does next */

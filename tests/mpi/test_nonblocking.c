@@ -10,9 +10,13 @@
  * once with no request, a forced seg is refused, a communicator with
  * outstanding calls cannot be destroyed, NULL requests.
  * Under a small PCCL_MAX_SCRATCH every rank must report the same status
- * for each call (all succeed with correct results, or all refuse).
- *   mpiexec -n N test_nonblocking */
+ * for each call (all succeed with correct results, or all refuse). With
+ * --threads, two threads per rank, each on a communicator of its own,
+ * issue, wait for and check calls at once (the progress list is shared;
+ * run under ThreadSanitizer by make test-tsan).
+ *   mpiexec -n N test_nonblocking [--small-scratch | --threads | --errors] */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +401,56 @@ static void same_status_everywhere(void) {
   }
 }
 
+/* One thread's share of --threads: rounds of three outstanding
+ * all-reduces and a blocking one, on its own communicator. */
+typedef struct {
+  pccl_comm_t *comm;
+  uint32_t salt;
+  int failed;
+} worker_t;
+
+static void *worker(void *arg) {
+  worker_t *w = arg;
+  size_t n = 3000;
+  uint32_t *in = alloc_input(3 * n, g_rank, w->salt), *out = alloc_fill(3 * n);
+  for (int round = 0; round < 40; round++) {
+    pccl_request_t *q[3];
+    for (int k = 0; k < 3; k++)
+      w->failed += pccl_iallreduce(in + k * n, out + k * n, n, PCCL_UINT32, PCCL_SUM, w->comm,
+                                   &q[k]) != PCCL_OK;
+    uint32_t one = 1, all = 0;
+    w->failed += pccl_allreduce(&one, &all, 1, PCCL_UINT32, PCCL_SUM, w->comm) != PCCL_OK ||
+                 all != (uint32_t)g_size;
+    w->failed += pccl_waitall(3, q) != PCCL_OK;
+    for (size_t i = 0; i < 3 * n; i++) w->failed += out[i] != sum_upto(g_size, i, w->salt);
+  }
+  free(in), free(out);
+  return NULL;
+}
+
+static void threads(void) {
+  pccl_comm_t *world;
+  worker_t w[2];
+  pthread_t t[2];
+  int *all = malloc((size_t)g_size * sizeof *all);
+  for (int r = 0; r < g_size; r++) all[r] = r;
+  expect(pccl_comm_create_world(&world) == PCCL_OK, "threads: world");
+  for (int i = 0; i < 2; i++) {
+    w[i] = (worker_t){NULL, 30u + (uint32_t)i, 0};
+    expect(pccl_comm_create_group(world, g_size, all, &w[i].comm) == PCCL_OK, "threads: comm");
+  }
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, worker, &w[i]);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  /* destroyed once both are done: freeing a communicator calls MPI, whose
+   * progress the other thread's calls would share */
+  for (int i = 0; i < 2; i++) {
+    expect(w[i].failed == 0, "threads: every call and result");
+    expect(pccl_comm_destroy(w[i].comm) == PCCL_OK, "threads: destroy");
+  }
+  expect(pccl_comm_destroy(world) == PCCL_OK, "threads: destroy world");
+  free(all);
+}
+
 static void destroy(pccl_comm_t *comm, const char *name) {
   char what[600];
   pccl_status_t st = pccl_comm_destroy(comm);
@@ -405,10 +459,19 @@ static void destroy(pccl_comm_t *comm, const char *name) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  int provided = MPI_THREAD_SINGLE;
+  int threaded = argc > 1 && strcmp(argv[1], "--threads") == 0;
+  MPI_Init_thread(&argc, &argv, threaded ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  if (argc > 1 && strcmp(argv[1], "--small-scratch") == 0) {
+  if (threaded && provided < MPI_THREAD_MULTIPLE) {
+    if (g_rank == 0) printf("test_nonblocking: skipped, MPI gives no MPI_THREAD_MULTIPLE\n");
+    MPI_Finalize();
+    return 77;
+  }
+  if (threaded) {
+    threads();
+  } else if (argc > 1 && strcmp(argv[1], "--small-scratch") == 0) {
     same_status_everywhere();
   } else {
     pccl_comm_t *world, *other;
