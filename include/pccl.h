@@ -219,7 +219,9 @@ PCCL_API pccl_status_t pccl_comm_create_group(pccl_comm_t *parent, int nranks, c
 /* Frees the communicator and everything it holds. NULL is accepted.
  * Returns PCCL_ERR_INVALID_COMM for a pointer that is not a live
  * communicator, and PCCL_ERR_INVALID_ARGUMENT (keeping it) while non-blocking
- * calls on it are outstanding. */
+ * calls on it are outstanding. With PCCL_CHECK=1 it first finishes the
+ * agreements of non-blocking calls that failed their checks, which waits
+ * for the peers to destroy theirs. */
 PCCL_API pccl_status_t pccl_comm_destroy(pccl_comm_t *comm);
 
 /* Finalises MPI if pccl_comm_create_world initialised it; otherwise does
@@ -495,10 +497,14 @@ PCCL_API pccl_status_t pccl_barrier(pccl_comm_t *comm);
  *   they were issued, which must be the same on every rank (as in MPI). A
  *   blocking call first finishes the communicator's outstanding ones.
  * - Progress: the calls move only inside pccl calls of the thread that
- *   issued them: pccl_test, pccl_wait, another pccl_i* call, or a blocking
- *   collective on any communicator while it waits for its peers. A thread
- *   that computes between issue and wait overlaps the messages already in
- *   flight; testing now and then keeps later steps going.
+ *   issued them (or last waited for or tested one of them): pccl_test,
+ *   pccl_wait, another pccl_i* call, or a blocking collective on any
+ *   communicator while it waits for its peers. A thread that computes
+ *   between issue and wait overlaps the messages already in flight; testing
+ *   now and then keeps later steps going. The communicator calls
+ *   (pccl_comm_create_*, pccl_comm_destroy) and plain MPI calls do not move
+ *   them: complete the outstanding calls before a communicator call that a
+ *   peer may reach only after its own wait.
  * - Errors: arguments are checked at once, as the blocking call checks them
  *   (the call then returns the error, *request is NULL and nothing moves).
  *   What fails later (timeouts, MPI errors, PCCL_CHECK's mismatches) is

@@ -23,6 +23,7 @@ typedef struct {
   int nonblocking; /* a pccl_i* call: never waits for another rank (no segment, no streaming) */
   int internal; /* pccl's own (an agreement): PCCL_ALGO's forcing is not for it */
   pccl_choice_t chosen; /* a non-blocking call's algorithm, chosen as it was issued */
+  pccl_status_t refused; /* PCCL_CHECK's internal request: the call was refused when issued */
   int token; /* a barrier: the buffers are one byte (a request's own for pccl_ibarrier) */
   /* the v-collectives' (the caller's arrays): the counts of the buffer that
    * holds every rank's block (the all-to-allv's receive side), and the
@@ -64,6 +65,7 @@ typedef struct {
   /* the agreement or the vote: an all-reduce with MIN of aux[] */
   pccl_call_t aux_call;
   int64_t aux[PCCL_AGREE_NVALUES];
+  pccl_call_t given;            /* the call as issued, validated again after the agreement */
   pccl_agree_t agree;           /* this rank's fields, for the agreement's message */
   pccl_status_t local;          /* this rank's own validation */
   char own[PCCL_ERROR_LEN];     /* and its message */

@@ -926,7 +926,10 @@ static pccl_status_t begin_call(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run
 pccl_status_t pccl__call_begin(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
   r->phase = PCCL_PHASE_DONE;
   r->idle_since = 0.0;
+  if (comm->check) r->given = *c;
   pccl_status_t st = prepare(comm, c, 0, &r->choice);
+  if (st == PCCL_OK && c->refused != PCCL_OK) /* an issue-time refusal stands */
+    st = pccl__error(comm, c->refused, api_of(c), "refused when issued");
   if (comm->check) { /* the agreement, as one more all-reduce that never waits */
     r->local = st;
     snprintf(r->own, sizeof r->own, "%s", comm->error);
@@ -948,7 +951,12 @@ static pccl_status_t after_aux(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_
   if (was == PCCL_PHASE_CHECK) {
     pccl_status_t st = pccl__agree_verdict(comm, api_of(c), &r->agree, r->aux, PCCL_OK);
     st = agree_outcome(comm, st, r->local, r->own);
-    return st != PCCL_OK ? st : r->local != PCCL_OK ? r->local : begin_call(comm, c, r);
+    if (st != PCCL_OK || r->local != PCCL_OK) return st != PCCL_OK ? st : r->local;
+    /* validated again, as given: a v-call's blocks are in comm->vblocks,
+     * which the calls issued during the agreement have since overwritten */
+    *c = r->given;
+    st = validate(comm, comm->rank, comm->size, c);
+    return st != PCCL_OK ? st : begin_call(comm, c, r);
   }
   size_t need = (size_t)-r->aux[0] * c->esize;
   if (need > comm->scratch_limit)
@@ -1043,6 +1051,7 @@ static pccl_status_t post(pccl_comm_t *comm, pccl_call_t *c, pccl_request_t **re
   if (comm->check) { /* the peers still learn of it, from the agreement, instead of waiting */
     char own[PCCL_ERROR_LEN];
     snprintf(own, sizeof own, "%s", comm->error);
+    as_given.refused = st;
     pccl__request_post(comm, &as_given, NULL);
     snprintf(comm->error, sizeof comm->error, "%s", own);
   }

@@ -82,7 +82,8 @@ static void finish(pccl_comm_t *comm, pccl_request_t *q, pccl_status_t st) {
   }
 }
 
-/* Starts or advances comm's calls in order until one is still running. */
+/* Starts or advances comm's calls in order until one is still running.
+ * The caller holds comm->nb_busy. */
 static void progress_comm(pccl_comm_t *comm) {
   pccl_request_t *q;
   while ((q = comm->nb_head) != NULL) {
@@ -112,16 +113,22 @@ static void sweep(pccl_comm_t *first) {
   pccl_comm_t *mine[SWEEP_MAX];
   int n = 0;
   pthread_t self = pthread_self();
-  if (first) mine[n++] = first;
+  /* nb_busy: one thread at a time moves a communicator's calls (a request
+   * may be waited for by another thread than the one that issued it) */
+  if (first && !atomic_exchange(&first->nb_busy, 1)) mine[n++] = first;
   if (!first || atomic_load_explicit(&npending, memory_order_relaxed) > 1) {
     pthread_mutex_lock(&pending_lock);
     for (pccl_comm_t *c = pending; c && n < SWEEP_MAX; c = c->nb_next)
-      if (c != first && pthread_equal(c->nb_owner, self)) mine[n++] = c;
+      if (c != first && pthread_equal(c->nb_owner, self) && !atomic_exchange(&c->nb_busy, 1))
+        mine[n++] = c;
     pthread_mutex_unlock(&pending_lock);
   }
   int was = progressing;
   progressing = 1;
-  for (int i = 0; i < n; i++) progress_comm(mine[i]);
+  for (int i = 0; i < n; i++) {
+    progress_comm(mine[i]);
+    atomic_store(&mine[i]->nb_busy, 0);
+  }
   progressing = was;
 }
 
@@ -135,7 +142,10 @@ void pccl__request_idle(void) {
 static pccl_status_t close_comm(pccl_comm_t *comm) {
   for (pccl_request_t *q = comm->nb_head; q; q = q->next)
     if (!q->orphan) return PCCL_ERR_INVALID_ARGUMENT;
-  return pccl__request_drain(comm);
+  pccl__request_drain(comm);
+  /* off the list now; a sweep that took it before still holds nb_busy */
+  while (atomic_exchange(&comm->nb_busy, 1)) sched_yield();
+  return PCCL_OK;
 }
 
 pccl_status_t pccl__request_post(pccl_comm_t *comm, const pccl_call_t *c, pccl_request_t **req) {
@@ -185,8 +195,12 @@ pccl_status_t pccl_test(pccl_request_t **request, int *done) {
     return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_test",
                        request ? "done is NULL" : "request is NULL");
   *done = 1;
-  if (!*request) return PCCL_OK; /* completed earlier: like MPI_REQUEST_NULL */
-  if (!(*request)->done) sweep((*request)->comm);
+  if (!*request || (*request)->done) { /* a NULL one completed earlier: like MPI_REQUEST_NULL */
+    pccl__request_idle();
+    return *request ? complete(request, 0) : PCCL_OK;
+  }
+  list_add((*request)->comm, 0); /* the testing thread moves its communicator on */
+  sweep((*request)->comm);
   *done = (*request)->done;
   return *done ? complete(request, 0) : PCCL_OK;
 }
@@ -194,6 +208,7 @@ pccl_status_t pccl_test(pccl_request_t **request, int *done) {
 static pccl_status_t wait_one(pccl_request_t **request, int quiet) {
   pccl_request_t *q = *request;
   if (!q) return PCCL_OK;
+  if (!q->done) list_add(q->comm, 0); /* the waiting thread moves its communicator on */
   for (unsigned idle = 1; !q->done; idle++) {
     sweep(q->comm);
     if (idle % YIELD_EVERY == 0) sched_yield();
@@ -211,9 +226,19 @@ pccl_status_t pccl_waitall(int n, pccl_request_t **requests) {
     return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_waitall",
                        n < 0 ? "n is negative" : "requests is NULL");
   pccl_status_t first = PCCL_OK;
+  pccl_comm_t *failed = NULL;
+  char why[PCCL_ERROR_LEN] = "";
   for (int i = 0; i < n; i++) {
-    pccl_status_t st = wait_one(&requests[i], first != PCCL_OK); /* the first failure's message */
-    if (first == PCCL_OK) first = st;
+    pccl_comm_t *comm = requests[i] ? requests[i]->comm : NULL;
+    pccl_status_t st = wait_one(&requests[i], first != PCCL_OK);
+    if (first == PCCL_OK && st != PCCL_OK) {
+      first = st;
+      failed = comm;
+      snprintf(why, sizeof why, "%s", pccl_last_error(comm));
+    }
   }
+  if (first != PCCL_OK) /* later calls may have failed meanwhile: the first one's message */
+    snprintf(pccl__comm_live(failed) ? failed->error : pccl__thread_error(), PCCL_ERROR_LEN, "%s",
+             why);
   return first;
 }

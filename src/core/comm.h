@@ -54,6 +54,7 @@ struct pccl_comm {
   struct pccl_request *nb_head, *nb_tail;
   struct pccl_comm *nb_next;
   pthread_t nb_owner;
+  _Atomic int nb_busy; /* a thread is moving its calls along (request.c) */
   /* Set with the first non-blocking call: before the communicator goes,
    * finishes pccl's own outstanding calls and returns PCCL_OK, or
    * PCCL_ERR_INVALID_ARGUMENT while the caller's are outstanding. */

@@ -50,6 +50,16 @@ static size_t vcount(int r, size_t n) {
   return (size_t)(r % 3 == 1 ? 0 : r == g_size - 1 ? n + 5 : n / (size_t)(r + 1));
 }
 
+/* The reduce-scatterv's counts: vcount's in reverse rank order, so that
+ * its layout differs from the all-gatherv's issued just before it. */
+static size_t rcount(int r, size_t n) { return vcount(g_size - 1 - r, n); }
+
+static size_t rprefix(size_t n, int upto) {
+  size_t s = 0;
+  for (int r = 0; r < upto; r++) s += rcount(r, n);
+  return s;
+}
+
 static uint32_t *alloc_or_die(size_t n) {
   uint32_t *p = calloc(n ? n : 1, sizeof *p);
   if (!p) MPI_Abort(MPI_COMM_WORLD, 2);
@@ -127,9 +137,12 @@ static void issue(batch_t *b, size_t n, pccl_comm_t *comm) {
   b->counts[AGV] = vc;
   b->send[AGV] = alloc_input(vc[me], me, 11), b->recv[AGV] = alloc_fill(total);
   b->st[AGV] = pccl_iallgatherv(b->send[AGV], b->recv[AGV], vc, NULL, PCCL_UINT32, comm, &b->req[AGV]);
-  b->send[RSV] = alloc_input(total, me, 12), b->recv[RSV] = alloc_fill(vc[me]);
-  b->st[RSV] = pccl_ireduce_scatterv(b->send[RSV], b->recv[RSV], vc, PCCL_UINT32, PCCL_SUM, comm,
-                                     &b->req[RSV]);
+  size_t *rc_counts = malloc((size_t)p * sizeof *rc_counts);
+  for (int r = 0; r < p; r++) rc_counts[r] = rcount(r, n);
+  b->counts2[RSV] = rc_counts;
+  b->send[RSV] = alloc_input(total, me, 12), b->recv[RSV] = alloc_fill(rc_counts[me]);
+  b->st[RSV] = pccl_ireduce_scatterv(b->send[RSV], b->recv[RSV], rc_counts, PCCL_UINT32, PCCL_SUM,
+                                     comm, &b->req[RSV]);
   b->send[GAV] = alloc_input(vc[me], me, 13), b->recv[GAV] = alloc_fill(total);
   b->st[GAV] = pccl_igatherv(b->send[GAV], vc[me], b->recv[GAV], vc, NULL, PCCL_UINT32, root, comm,
                              &b->req[GAV]);
@@ -207,7 +220,7 @@ static int check_call(const batch_t *b, int k, size_t n) {
       }
     break;
   case RSV:
-    for (size_t i = 0; i < vcount(me, n); i++) bad += o[i] != sum_upto(p, prefix(n, me) + i, 12);
+    for (size_t i = 0; i < rcount(me, n); i++) bad += o[i] != sum_upto(p, rprefix(n, me) + i, 12);
     break;
   case SCV:
     for (size_t i = 0; i < vcount(me, n); i++) bad += o[i] != val(root, prefix(n, me) + i, 14);
@@ -371,6 +384,31 @@ static void errors(pccl_comm_t *world, pccl_comm_t *other) {
   }
 }
 
+/* Two all-gathervs of different layouts, rank 0 issuing both while the
+ * others are held back: the first one's start (and, with PCCL_CHECK, its
+ * agreement) is under way when the second is checked. */
+static void back_to_back_v(pccl_comm_t *comm) {
+  size_t n = 700, total = prefix(n, g_size);
+  size_t *c1 = malloc((size_t)g_size * sizeof *c1), *c2 = malloc((size_t)g_size * sizeof *c2);
+  for (int r = 0; r < g_size; r++) c1[r] = vcount(r, n), c2[r] = rcount(r, n);
+  uint32_t *in1 = alloc_input(c1[g_rank], g_rank, 40), *in2 = alloc_input(c2[g_rank], g_rank, 41);
+  uint32_t *out1 = alloc_fill(total), *out2 = alloc_fill(total);
+  pccl_request_t *q[2] = {NULL, NULL};
+  if (g_rank != 0) MPI_Barrier(MPI_COMM_WORLD);
+  expect(pccl_iallgatherv(in1, out1, c1, NULL, PCCL_UINT32, comm, &q[0]) == PCCL_OK &&
+             pccl_iallgatherv(in2, out2, c2, NULL, PCCL_UINT32, comm, &q[1]) == PCCL_OK,
+         "back to back: issue");
+  if (g_rank == 0) MPI_Barrier(MPI_COMM_WORLD);
+  expect(pccl_waitall(2, q) == PCCL_OK, "back to back: complete");
+  size_t bad = 0;
+  for (int r = 0; r < g_size; r++) {
+    for (size_t i = 0; i < c1[r]; i++) bad += out1[prefix(n, r) + i] != val(r, i, 40);
+    for (size_t i = 0; i < c2[r]; i++) bad += out2[rprefix(n, r) + i] != val(r, i, 41);
+  }
+  expect(bad == 0, "back to back: both results");
+  free(c1), free(c2), free(in1), free(in2), free(out1), free(out2);
+}
+
 /* Under a small PCCL_MAX_SCRATCH large calls vote; each call's status
  * must then be the same on every rank. */
 static void same_status_everywhere(void) {
@@ -484,6 +522,7 @@ int main(int argc, char **argv) {
     }
     if (argc < 2 || strcmp(argv[1], "--errors") != 0) { /* --errors: those alone */
       batches(world);
+      back_to_back_v(world);
       cross_comms(world, other);
     }
     errors(world, other);
