@@ -341,6 +341,10 @@ static void errors(pccl_comm_t *world, pccl_comm_t *other) {
   expect(pccl_ibroadcast(x, y, 1, PCCL_UINT32, g_size, world, &q) == PCCL_ERR_INVALID_ARGUMENT && !q,
          "root out of range");
   expect(pccl_ibarrier(NULL, &q) == PCCL_ERR_INVALID_COMM && !q, "NULL communicator");
+  expect(pccl_iallgather(x, y, SIZE_MAX / 2, PCCL_UINT32, world, &q) == PCCL_ERR_OVERFLOW && !q,
+         "huge count: overflow");
+  expect(pccl_iallreduce(x, y, 4, PCCL_FLOAT32, PCCL_BXOR, world, &q) == PCCL_ERR_INVALID_OP && !q,
+         "an op the type has not");
   expect(pccl_wait(NULL) == PCCL_ERR_INVALID_ARGUMENT, "pccl_wait(NULL)");
   int done = 0;
   expect(pccl_test(&q, &done) == PCCL_OK && done, "test of a NULL request: done");
