@@ -170,7 +170,7 @@ void pccl_bitand_destroy(pccl_bitand_t *b) {
 static int between_nodes(const pccl_engine_t *e, const pccl_bitand_t *b, uint64_t *bits) {
   if (b->nleaders <= 1) return MPI_SUCCESS;
   MPI_Request req;
-  return pccl_ctl_wait(e, MPI_Iallreduce(MPI_IN_PLACE, bits, (int)b->words, MPI_UINT64_T, MPI_BAND,
+  return pccl_ctl_wait(e, PMPI_Iallreduce(MPI_IN_PLACE, bits, (int)b->words, MPI_UINT64_T, MPI_BAND,
                                          b->leaders, &req), &req);
 }
 

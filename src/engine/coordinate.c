@@ -288,7 +288,7 @@ int pccl_ctl_wait(const pccl_engine_t *e, int rc, MPI_Request *req) {
   int done = 0;
   double start = MPI_Wtime();
   for (int polls = 0; rc == MPI_SUCCESS && !done; polls++) {
-    rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE);
     if (done || polls < PCCL_CTL_POLLS) continue;
     if (e->ctl_timeout > 0 && MPI_Wtime() - start > e->ctl_timeout) return PCCL_CTL_TIMEOUT;
     nanosleep(&(struct timespec){0, PCCL_CTL_NAP_NS}, NULL);

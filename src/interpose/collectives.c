@@ -1,13 +1,31 @@
-/* collectives.c - the MPI collectives libpccl_mpi.so defines. Each decides
- * its way (interpose.h), then maps MPI's arguments onto the pccl call:
+/* collectives.c - the MPI collectives libpccl_mpi.so defines, each in its
+ * blocking and its non-blocking form (MPI_I*), written once: it decides its
+ * way (interpose.h), then maps MPI's arguments onto the pccl call:
  * collectives that move data move bytes (PCCL_UINT8), reductions use the
  * pccl type of the datatype, and MPI_IN_PLACE becomes pccl's in-place
- * convention for that collective. */
+ * convention for that collective. A non-blocking call's copies and arrays
+ * live in its op_t until pccl has finished it (nonblocking.c). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "interpose.h"
+
+/* The request argument of a blocking call. */
+static MPI_Request blocking_request;
+#define BLOCKING (&blocking_request)
+
+/* pccl_ip_start for the blocking call `id` or, with a request, its
+ * non-blocking form; a NULL request is left to MPI to answer. */
+static int start(pccl_ip_call_t *c, pccl_ip_call_id_t id, MPI_Comm comm, pccl_ip_reason_t why,
+                 MPI_Request *req) {
+  if (req != BLOCKING) id = (pccl_ip_call_id_t)(id + PCCL_IP_NBLOCKING);
+  return pccl_ip_start(c, id, comm, req ? why : PCCL_IP_INVALID);
+}
+
+/* The pccl call: blocking, or issued with the op's request. */
+#define ISSUE(o, coll, ...) \
+  ((o)->nb ? pccl_i##coll(__VA_ARGS__, &(o)->pr) : pccl_##coll(__VA_ARGS__))
 
 /* The send and receive buffers of one call, as bytes. */
 typedef struct {
@@ -15,25 +33,125 @@ typedef struct {
   int rc;
 } bufs_t;
 
+/* A buffer of a block per rank (counts[i] elements of dt at displs[i]
+ * extents from `user`) as bytes: block i is count[i] bytes at base + at[i].
+ * With a plain datatype they are the user's own blocks, base the user's
+ * buffer moved to the lowest displacement of a nonempty block (MPI lets
+ * displacements be negative), NULL when every block is empty. With any
+ * other they are packed, in rank order, into a copy that v_open can load
+ * and v_store unpacks. */
+typedef struct {
+  size_t *count, *at;
+  char *base, *copy, *user;
+  const int *counts, *displs;
+  MPI_Datatype dt;
+  MPI_Aint extent;
+  int n;                /* ranks */
+  size_t small[2 * 64]; /* count and at, on up to 64 ranks */
+} vside_t;
+
+#define RS_STACK_BYTES 4096 /* an in-place reduce-scatter's scratch this small lives in the op */
+
+/* One call from its buffers' set-up to its end: on the stack for a
+ * blocking call; on the heap for a non-blocking one, kept until pccl has
+ * finished it. Only the fields op_new sets are read before being written:
+ * clearing the arrays would cost a small call as much as its data. */
+typedef struct {
+  pccl_ip_call_t c;
+  bufs_t b;
+  vside_t *vout, *vin; /* a v-call's side of a block per rank that pccl writes, reads */
+  int store;           /* b.recv is copied back to the user at the end */
+  int nb;
+  const char *what;    /* names b.rc's error */
+  void *result;        /* an in-place reduce-scatter's block, moved into b.recv at the end */
+  size_t result_len;
+  void *heap;          /* freed at the end */
+  size_t *counts;      /* a reduce-scatter's counts, when allocated */
+  pccl_request_t *pr;  /* the non-blocking call's request */
+  vside_t v[2];
+  size_t fixed[64];
+  _Alignas(64) unsigned char small[RS_STACK_BYTES];
+} op_t;
+
+static const char copy_what[] = "copying a buffer (packing a datatype or aligning)";
+
+/* The op of call c: `local` for a blocking call, else allocated. NULL
+ * (after finishing the call with the error) when out of memory. */
+static op_t *op_new(op_t *local, pccl_ip_call_t *c, MPI_Request *req) {
+  op_t *o = req == BLOCKING ? local : malloc(sizeof *o);
+  if (!o) {
+    c->rc = pccl_ip_finish(c, PCCL_OK, MPI_ERR_NO_MEM, "out of memory for a request");
+    return NULL;
+  }
+  o->c = *c;
+  memset(&o->b, 0, sizeof o->b);
+  o->vout = o->vin = NULL;
+  o->store = 0;
+  o->nb = req != BLOCKING;
+  o->what = copy_what;
+  o->result = o->heap = NULL;
+  o->result_len = 0;
+  o->counts = NULL;
+  o->pr = NULL;
+  return o;
+}
+
 /* Views the send buffer (unless `send` is NULL) and the receive buffer
  * (unless `recv` is NULL); `load_recv` when the receive buffer holds input
  * (in place). */
-static void bufs_open(pccl_ip_call_t *c, bufs_t *b, const void *send, size_t scount,
-                      MPI_Datatype stype, void *recv, size_t rcount, MPI_Datatype rtype,
-                      int load_recv, size_t align) {
-  memset(b, 0, sizeof *b);
-  if (recv) b->rc = pccl_ip_view(&b->recv, recv, rcount, rtype, align, load_recv, c->comm);
+static void bufs_open(op_t *o, const void *send, size_t scount, MPI_Datatype stype, void *recv,
+                      size_t rcount, MPI_Datatype rtype, int load_recv, size_t align) {
+  bufs_t *b = &o->b;
+  if (recv && b->rc == MPI_SUCCESS)
+    b->rc = pccl_ip_view(&b->recv, recv, rcount, rtype, align, load_recv, o->c.comm);
   if (send && b->rc == MPI_SUCCESS)
-    b->rc = pccl_ip_view(&b->send, send, scount, stype, align, 1, c->comm);
-  c->copied |= b->send.copy || b->recv.copy;
+    b->rc = pccl_ip_view(&b->send, send, scount, stype, align, 1, o->c.comm);
+  o->c.copied |= b->send.copy || b->recv.copy;
 }
 
-/* Ends the call: stores the receive buffer if pccl succeeded and `store`. */
-static int bufs_close(pccl_ip_call_t *c, bufs_t *b, pccl_status_t st, int store) {
-  if (st == PCCL_OK && b->rc == MPI_SUCCESS && store) b->rc = pccl_ip_store(&b->recv, c->comm);
-  pccl_ip_release(&b->send);
-  pccl_ip_release(&b->recv);
-  return pccl_ip_finish(c, st, b->rc, "copying a buffer (packing a datatype or aligning)");
+static int v_store(vside_t *v, MPI_Comm comm);
+static void v_release(vside_t *v);
+
+/* Once pccl has ended the call with st: on success, the results go where
+ * the user wants them; then everything the op holds is released. Returns
+ * the MPI code of what went wrong here. */
+static int op_end(op_t *o, pccl_status_t st) {
+  int rc = o->b.rc;
+  if (st == PCCL_OK && rc == MPI_SUCCESS) {
+    if (o->result_len) memcpy(o->b.recv.bytes, o->result, o->result_len);
+    if (o->vout) rc = v_store(o->vout, o->c.comm);
+    if (rc == MPI_SUCCESS && o->store) rc = pccl_ip_store(&o->b.recv, o->c.comm);
+  }
+  pccl_ip_release(&o->b.send);
+  pccl_ip_release(&o->b.recv);
+  if (o->vout) v_release(o->vout);
+  if (o->vin) v_release(o->vin);
+  free(o->heap);
+  free(o->counts);
+  return rc;
+}
+
+/* A non-blocking call, finished (pccl_ip_done_fn). */
+static int op_done(void *arg, pccl_status_t st, char *why, size_t len) {
+  op_t *o = arg;
+  int rc = op_end(o, st);
+  int cls = pccl_ip_outcome(&o->c, st, rc, o->what, why, len);
+  free(o);
+  return cls;
+}
+
+/* Ends a call whose pccl part returned st (PCCL_OK when it was not made):
+ * a blocking one, or one that failed before pccl could take it, ends here
+ * with its error; a non-blocking one goes to the completion calls. */
+static int op_issued(op_t *o, pccl_status_t st, MPI_Request *req) {
+  if (o->nb && st == PCCL_OK && o->b.rc == MPI_SUCCESS)
+    return pccl_ip_post(&o->c, o->pr, op_done, o, req);
+  int rc = pccl_ip_finish(&o->c, st, op_end(o, st), o->what);
+  if (o->nb) {
+    *req = MPI_REQUEST_NULL;
+    free(o);
+  }
+  return rc;
 }
 
 /* A call whose send and receive sides disagree in size (an erroneous
@@ -61,60 +179,64 @@ static pccl_ip_reason_t move_reason(int n1, MPI_Datatype t1, int n2, MPI_Datatyp
   return PCCL_IP_TAKEN;
 }
 
-PCCL_IP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
-                              MPI_Op op, MPI_Comm comm) {
+/* Every MPI collective below comes as its blocking entry point and its
+ * non-blocking one over one function with a request argument. */
+#define PMPI_EITHER(req, blocking_call, nb_call) ((req) == BLOCKING ? (blocking_call) : (nb_call))
+
+static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm, MPI_Request *req) {
   pccl_ip_call_t c;
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
-  if (!pccl_ip_start(&c, PCCL_IP_ALLREDUCE, comm, reduce_reason(count, dt, op, &pd, &po)))
-    return c.rc ? c.rc : PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
+  if (!start(&c, PCCL_IP_ALLREDUCE, comm, reduce_reason(count, dt, op, &pd, &po), req))
+    return c.rc ? c.rc
+                : PMPI_EITHER(req, PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm),
+                              PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, req));
+  op_t local, *o = op_new(&local, &c, req);
+  if (!o) return c.rc;
   int inplace = sendbuf == MPI_IN_PLACE;
-  bufs_t b;
-  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)count, dt, recvbuf, (size_t)count, dt,
-            inplace, pccl_dtype_align(pd));
+  o->store = 1;
+  bufs_open(o, inplace ? NULL : sendbuf, (size_t)count, dt, recvbuf, (size_t)count, dt, inplace,
+            pccl_dtype_align(pd));
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS)
-    st = pccl_allreduce(inplace ? b.recv.bytes : b.send.bytes, b.recv.bytes, (size_t)count, pd,
-                        po, c.pc);
-  return bufs_close(&c, &b, st, 1);
+  if (o->b.rc == MPI_SUCCESS)
+    st = ISSUE(o, allreduce, inplace ? o->b.recv.bytes : o->b.send.bytes, o->b.recv.bytes,
+               (size_t)count, pd, po, o->c.pc);
+  return op_issued(o, st, req);
 }
 
 /* MPI_Scan and MPI_Exscan. In place, the input is taken from recvbuf. An
  * exscan's recvbuf is not significant at rank 0 (MPI 4.0, 6.11.2): it is
  * neither viewed nor written there, so it may be anything, as under MPI. */
-static int scan_run(pccl_ip_call_t *c, int exclusive, const void *sendbuf, void *recvbuf,
-                    int count, MPI_Datatype dt, pccl_dtype_t pd, pccl_op_t po) {
-  int inplace = sendbuf == MPI_IN_PLACE, store = !(exclusive && c->rank == 0);
-  bufs_t b;
-  bufs_open(c, &b, inplace ? NULL : sendbuf, (size_t)count, dt,
-            store || inplace ? recvbuf : NULL, (size_t)count, dt, inplace, pccl_dtype_align(pd));
+static int scan(pccl_ip_call_id_t id, const void *sendbuf, void *recvbuf, int count,
+                MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
+  pccl_ip_call_t c;
+  pccl_dtype_t pd = PCCL_UINT8;
+  pccl_op_t po = PCCL_SUM;
+  int exclusive = id == PCCL_IP_EXSCAN;
+  if (!start(&c, id, comm, reduce_reason(count, dt, op, &pd, &po), req)) {
+    if (c.rc) return c.rc;
+    if (exclusive)
+      return PMPI_EITHER(req, PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm),
+                         PMPI_Iexscan(sendbuf, recvbuf, count, dt, op, comm, req));
+    return PMPI_EITHER(req, PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm),
+                       PMPI_Iscan(sendbuf, recvbuf, count, dt, op, comm, req));
+  }
+  op_t local, *o = op_new(&local, &c, req);
+  if (!o) return c.rc;
+  int inplace = sendbuf == MPI_IN_PLACE;
+  o->store = !(exclusive && c.rank == 0);
+  bufs_open(o, inplace ? NULL : sendbuf, (size_t)count, dt,
+            o->store || inplace ? recvbuf : NULL, (size_t)count, dt, inplace,
+            pccl_dtype_align(pd));
   pccl_status_t st = PCCL_OK;
-  const void *in = inplace ? b.recv.bytes : b.send.bytes;
-  void *out = store ? b.recv.bytes : NULL;
-  if (b.rc == MPI_SUCCESS)
-    st = exclusive ? pccl_exscan(in, inplace ? b.recv.bytes : out, (size_t)count, pd, po, c->pc)
-                   : pccl_scan(in, out, (size_t)count, pd, po, c->pc);
-  return bufs_close(c, &b, st, store);
-}
-
-PCCL_IP_API int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                         MPI_Comm comm) {
-  pccl_ip_call_t c;
-  pccl_dtype_t pd = PCCL_UINT8;
-  pccl_op_t po = PCCL_SUM;
-  if (!pccl_ip_start(&c, PCCL_IP_SCAN, comm, reduce_reason(count, dt, op, &pd, &po)))
-    return c.rc ? c.rc : PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm);
-  return scan_run(&c, 0, sendbuf, recvbuf, count, dt, pd, po);
-}
-
-PCCL_IP_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
-                           MPI_Op op, MPI_Comm comm) {
-  pccl_ip_call_t c;
-  pccl_dtype_t pd = PCCL_UINT8;
-  pccl_op_t po = PCCL_SUM;
-  if (!pccl_ip_start(&c, PCCL_IP_EXSCAN, comm, reduce_reason(count, dt, op, &pd, &po)))
-    return c.rc ? c.rc : PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm);
-  return scan_run(&c, 1, sendbuf, recvbuf, count, dt, pd, po);
+  const void *in = inplace ? o->b.recv.bytes : o->b.send.bytes;
+  void *out = o->store ? o->b.recv.bytes : NULL;
+  if (o->b.rc == MPI_SUCCESS && exclusive)
+    st = ISSUE(o, exscan, in, inplace ? o->b.recv.bytes : out, (size_t)count, pd, po, o->c.pc);
+  else if (o->b.rc == MPI_SUCCESS)
+    st = ISSUE(o, scan, in, out, (size_t)count, pd, po, o->c.pc);
+  return op_issued(o, st, req);
 }
 
 /* Reduce-scatter with `count` elements per rank, or counts[r] at rank r
@@ -124,91 +246,86 @@ PCCL_IP_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Da
  * own in-place form would use the other blocks as scratch, so the call
  * reads recvbuf as its (untouched) input, reduces into a block of
  * scratch, and copies that to the front once every peer is done. */
-#define RS_STACK_BYTES 4096 /* scratch this small lives on the stack */
 
-/* The in-place call's scratch, `bytes` of it, in `small` or allocated
- * (*heap). MPI requires every rank to be in place when one is, so every
+/* The in-place call's scratch, `bytes` of it, in the op or allocated
+ * (o->heap). MPI requires every rank to be in place when one is, so every
  * rank gets here; when the scratch must be allocated the ranks agree (one
  * 8-byte all-reduce) that all of them have it and their buffers, so that a
  * rank that has not returns its error together with the others instead of
  * leaving them to wait out PCCL_TIMEOUT. Returns the scratch, or NULL with
- * *rc set: the MPI error of this rank's call. */
-static void *rs_scratch(pccl_ip_call_t *c, const bufs_t *b, size_t bytes, size_t largest,
-                        void *small, void **heap, int *rc, const char **why) {
-  *heap = NULL;
+ * the op's error set (o->b.rc and o->what). */
+static void *rs_scratch(op_t *o, size_t bytes, size_t largest) {
   /* `largest`, the largest rank's bytes, decides alike on every rank */
-  if (largest <= RS_STACK_BYTES) return b->rc == MPI_SUCCESS ? small : NULL;
-  int64_t ok = b->rc == MPI_SUCCESS && posix_memalign(heap, 64, bytes ? bytes : 64) == 0;
-  if (b->rc == MPI_SUCCESS && !ok) *heap = NULL;
+  if (largest <= RS_STACK_BYTES) return o->b.rc == MPI_SUCCESS ? o->small : NULL;
+  void *heap = NULL;
+  int64_t ok = o->b.rc == MPI_SUCCESS && posix_memalign(&heap, 64, bytes ? bytes : 64) == 0;
+  if (!ok) heap = NULL;
   int64_t all = ok;
-  pccl_status_t st = pccl_allreduce(&all, &all, 1, PCCL_INT64, PCCL_MIN, c->pc);
-  if (st == PCCL_OK && all) return *heap;
-  free(*heap);
-  *heap = NULL;
+  pccl_status_t st = pccl_allreduce(&all, &all, 1, PCCL_INT64, PCCL_MIN, o->c.pc);
+  if (st == PCCL_OK && all) return o->heap = heap;
+  free(heap);
   if (st != PCCL_OK) {
-    *rc = MPI_ERR_OTHER;
-    *why = pccl_last_error(c->pc);
-  } else if (b->rc == MPI_SUCCESS) {
-    *rc = ok ? MPI_ERR_OTHER : MPI_ERR_NO_MEM;
-    *why = ok ? "another rank could not allocate its scratch or copy its buffer for this "
-                "in-place reduce-scatter; nothing was changed"
-              : "out of memory for the in-place reduce-scatter's block of scratch; nothing was "
-                "changed";
+    o->b.rc = MPI_ERR_OTHER;
+    o->what = pccl_last_error(o->c.pc);
+  } else if (o->b.rc == MPI_SUCCESS) {
+    o->b.rc = ok ? MPI_ERR_OTHER : MPI_ERR_NO_MEM;
+    o->what = ok ? "another rank could not allocate its scratch or copy its buffer for this "
+                   "in-place reduce-scatter; nothing was changed"
+                 : "out of memory for the in-place reduce-scatter's block of scratch; nothing "
+                   "was changed";
   }
   return NULL;
 }
 
-static int reduce_scatter_run(pccl_ip_call_t *c, const void *sendbuf, void *recvbuf,
-                              const int counts[], int count, MPI_Datatype dt, pccl_dtype_t pd,
-                              pccl_op_t po) {
+static int reduce_scatter_run(op_t *o, const void *sendbuf, void *recvbuf, const int counts[],
+                              int count, MPI_Datatype dt, pccl_dtype_t pd, pccl_op_t po,
+                              MPI_Request *req) {
   int inplace = sendbuf == MPI_IN_PLACE;
-  size_t p = (size_t)c->size, es = pccl_dtype_size(pd), fixed[64], *v = NULL;
+  size_t p = (size_t)o->c.size, es = pccl_dtype_size(pd), *v = NULL;
   size_t n = (size_t)count, total = n * p, largest = n;
   if (counts) { /* unequal: pccl's counts, the sum and the largest */
-    if (!(v = p <= 64 ? fixed : malloc(p * sizeof *v)))
-      return pccl_ip_finish(c, PCCL_OK, MPI_ERR_NO_MEM, "out of memory for the counts");
+    if (!(v = p <= 64 ? o->fixed : (o->counts = malloc(p * sizeof *v)))) {
+      o->b.rc = MPI_ERR_NO_MEM;
+      o->what = "out of memory for the counts";
+      return op_issued(o, PCCL_OK, req);
+    }
     total = largest = 0;
     for (size_t r = 0; r < p; r++) {
       total += v[r] = (size_t)counts[r];
       largest = v[r] > largest ? v[r] : largest;
     }
-    n = v[c->rank];
+    n = v[o->c.rank];
   }
   size_t blk = n * es;
-  bufs_t b;
-  bufs_open(c, &b, inplace ? NULL : sendbuf, total, dt, recvbuf, inplace ? total : n, dt,
-            inplace, pccl_dtype_align(pd));
-  _Alignas(64) unsigned char small[RS_STACK_BYTES];
-  void *result = NULL, *heap = NULL;
-  int rc = MPI_SUCCESS;
-  const char *why = NULL;
-  if (inplace && largest > 0) result = rs_scratch(c, &b, blk, largest * es, small, &heap, &rc, &why);
+  o->store = 1;
+  bufs_open(o, inplace ? NULL : sendbuf, total, dt, recvbuf, inplace ? total : n, dt, inplace,
+            pccl_dtype_align(pd));
+  void *result = inplace && largest > 0 ? rs_scratch(o, blk, largest * es) : NULL;
   pccl_status_t st = PCCL_OK;
-  if (rc == MPI_SUCCESS && b.rc == MPI_SUCCESS && total > 0) {
-    const void *in = inplace ? b.recv.bytes : b.send.bytes;
-    void *out = inplace ? result : b.recv.bytes;
-    st = v ? pccl_reduce_scatterv(in, out, v, pd, po, c->pc) : pccl_reduce_scatter(in, out, n, pd, po, c->pc);
-    if (st == PCCL_OK && inplace && blk) memcpy(b.recv.bytes, result, blk);
+  if (o->b.rc == MPI_SUCCESS && total > 0) {
+    const void *in = inplace ? o->b.recv.bytes : o->b.send.bytes;
+    void *out = inplace ? result : o->b.recv.bytes;
+    st = v ? ISSUE(o, reduce_scatterv, in, out, v, pd, po, o->c.pc)
+           : ISSUE(o, reduce_scatter, in, out, n, pd, po, o->c.pc);
+    if (inplace) o->result = result, o->result_len = blk;
   }
-  free(heap);
-  if (v != fixed) free(v);
-  if (rc != MPI_SUCCESS) {
-    pccl_ip_release(&b.send);
-    pccl_ip_release(&b.recv);
-    return pccl_ip_finish(c, PCCL_OK, rc, why);
-  }
-  return bufs_close(c, &b, st, 1);
+  return op_issued(o, st, req);
 }
 
-PCCL_IP_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+static int reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
   pccl_ip_call_t c;
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
-  if (!pccl_ip_start(&c, PCCL_IP_REDUCE_SCATTER_BLOCK, comm,
-                     reduce_reason(recvcount, dt, op, &pd, &po)))
-    return c.rc ? c.rc : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm);
-  return reduce_scatter_run(&c, sendbuf, recvbuf, NULL, recvcount, dt, pd, po);
+  if (!start(&c, PCCL_IP_REDUCE_SCATTER_BLOCK, comm, reduce_reason(recvcount, dt, op, &pd, &po),
+             req))
+    return c.rc ? c.rc
+                : PMPI_EITHER(req,
+                              PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm),
+                              PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op,
+                                                         comm, req));
+  op_t local, *o = op_new(&local, &c, req);
+  return o ? reduce_scatter_run(o, sendbuf, recvbuf, NULL, recvcount, dt, pd, po, req) : c.rc;
 }
 
 /* MPI_Reduce_scatter's reason (recvcounts is the same on every rank, as MPI
@@ -225,92 +342,104 @@ static pccl_ip_reason_t counts_reason(const int recvcounts[], MPI_Comm comm, int
   return PCCL_IP_TAKEN;
 }
 
-PCCL_IP_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+static int reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                          MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
   pccl_ip_call_t c;
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
   int equal = 1;
   pccl_ip_reason_t why = counts_reason(recvcounts, comm, &equal);
   if (why == PCCL_IP_TAKEN) why = reduce_reason(recvcounts[0], dt, op, &pd, &po);
-  if (!pccl_ip_start(&c, PCCL_IP_REDUCE_SCATTER, comm, why))
-    return c.rc ? c.rc : PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm);
-  return reduce_scatter_run(&c, sendbuf, recvbuf, equal ? NULL : recvcounts, recvcounts[0], dt, pd, po);
+  if (!start(&c, PCCL_IP_REDUCE_SCATTER, comm, why, req))
+    return c.rc ? c.rc
+                : PMPI_EITHER(req, PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm),
+                              PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm,
+                                                   req));
+  op_t local, *o = op_new(&local, &c, req);
+  return o ? reduce_scatter_run(o, sendbuf, recvbuf, equal ? NULL : recvcounts, recvcounts[0], dt,
+                                pd, po, req)
+           : c.rc;
 }
 
-PCCL_IP_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
-                           MPI_Op op, int root, MPI_Comm comm) {
+static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                  int root, MPI_Comm comm, MPI_Request *req) {
   pccl_ip_call_t c;
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
-  if (!pccl_ip_start(&c, PCCL_IP_REDUCE, comm, reduce_reason(count, dt, op, &pd, &po)))
-    return c.rc ? c.rc : PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
+  if (!start(&c, PCCL_IP_REDUCE, comm, reduce_reason(count, dt, op, &pd, &po), req))
+    return c.rc ? c.rc
+                : PMPI_EITHER(req, PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm),
+                              PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, req));
   int at_root = c.rank == root, inplace = sendbuf == MPI_IN_PLACE;
   if (inplace && !at_root) return misplaced_in_place(&c);
-  bufs_t b;
-  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)count, dt, at_root ? recvbuf : NULL,
+  op_t local, *o = op_new(&local, &c, req);
+  if (!o) return c.rc;
+  o->store = at_root;
+  bufs_open(o, inplace ? NULL : sendbuf, (size_t)count, dt, at_root ? recvbuf : NULL,
             (size_t)count, dt, inplace, pccl_dtype_align(pd));
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS)
-    st = pccl_reduce(inplace ? b.recv.bytes : b.send.bytes, b.recv.bytes, (size_t)count, pd, po,
-                     root, c.pc);
-  return bufs_close(&c, &b, st, at_root);
+  if (o->b.rc == MPI_SUCCESS)
+    st = ISSUE(o, reduce, inplace ? o->b.recv.bytes : o->b.send.bytes, o->b.recv.bytes,
+               (size_t)count, pd, po, root, o->c.pc);
+  return op_issued(o, st, req);
 }
 
-PCCL_IP_API int MPI_Bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
+static int bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                 MPI_Request *req) {
   pccl_ip_call_t c;
-  if (!pccl_ip_start(&c, PCCL_IP_BCAST, comm, move_reason(count, dt, 0, dt)))
-    return c.rc ? c.rc : PMPI_Bcast(buffer, count, dt, root, comm);
+  if (!start(&c, PCCL_IP_BCAST, comm, move_reason(count, dt, 0, dt), req))
+    return c.rc ? c.rc
+                : PMPI_EITHER(req, PMPI_Bcast(buffer, count, dt, root, comm),
+                              PMPI_Ibcast(buffer, count, dt, root, comm, req));
+  op_t local, *o = op_new(&local, &c, req);
+  if (!o) return c.rc;
   int at_root = c.rank == root;
-  bufs_t b;
-  bufs_open(&c, &b, NULL, 0, dt, buffer, (size_t)count, dt, at_root, 1);
+  o->store = !at_root;
+  bufs_open(o, NULL, 0, dt, buffer, (size_t)count, dt, at_root, 1);
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS)
-    st = pccl_broadcast(b.recv.bytes, b.recv.bytes, b.recv.len, PCCL_UINT8, root, c.pc);
-  return bufs_close(&c, &b, st, !at_root);
+  if (o->b.rc == MPI_SUCCESS)
+    st = ISSUE(o, broadcast, o->b.recv.bytes, o->b.recv.bytes, o->b.recv.len, PCCL_UINT8, root,
+               o->c.pc);
+  return op_issued(o, st, req);
 }
 
 /* All-gather and all-to-all take the same arguments and the same in-place
  * form (sendbuf MPI_IN_PLACE); they differ in the send buffer's size (one
  * block, or one per rank) and in where pccl finds an in-place input. */
-typedef int pmpi_everyone_fn(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
-                             MPI_Comm);
-
-static int everyone(pccl_ip_call_id_t id, pmpi_everyone_fn *pmpi, const void *sendbuf,
-                    int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                    MPI_Datatype recvtype, MPI_Comm comm) {
+static int everyone(pccl_ip_call_id_t id, const void *sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request *req) {
   pccl_ip_call_t c;
   int inplace = sendbuf == MPI_IN_PLACE, alltoall = id == PCCL_IP_ALLTOALL;
   pccl_ip_reason_t why = inplace ? move_reason(recvcount, recvtype, 0, recvtype)
                                  : move_reason(sendcount, sendtype, recvcount, recvtype);
-  if (!pccl_ip_start(&c, id, comm, why))
-    return c.rc ? c.rc : pmpi(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  if (!start(&c, id, comm, why, req)) {
+    if (c.rc) return c.rc;
+    if (alltoall)
+      return PMPI_EITHER(req, PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvtype, comm),
+                         PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, comm, req));
+    return PMPI_EITHER(req, PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, comm),
+                       PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                       comm, req));
+  }
   size_t blk = pccl_ip_bytes((size_t)recvcount, recvtype), n = (size_t)c.size;
   if (!inplace && pccl_ip_bytes((size_t)sendcount, sendtype) != blk) return size_mismatch(&c);
-  bufs_t b;
-  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount * (alltoall ? n : 1), sendtype,
+  op_t local, *o = op_new(&local, &c, req);
+  if (!o) return c.rc;
+  o->store = 1;
+  bufs_open(o, inplace ? NULL : sendbuf, (size_t)sendcount * (alltoall ? n : 1), sendtype,
             recvbuf, (size_t)recvcount * n, recvtype, inplace, 1);
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS && alltoall)
-    st = pccl_alltoall(inplace ? b.recv.bytes : b.send.bytes, b.recv.bytes, blk, PCCL_UINT8,
-                       c.pc);
-  else if (b.rc == MPI_SUCCESS)
-    st = pccl_allgather(inplace ? b.recv.bytes + (size_t)c.rank * blk : b.send.bytes,
-                        b.recv.bytes, blk, PCCL_UINT8, c.pc);
-  return bufs_close(&c, &b, st, 1);
-}
-
-PCCL_IP_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm) {
-  return everyone(PCCL_IP_ALLGATHER, PMPI_Allgather, sendbuf, sendcount, sendtype, recvbuf,
-                  recvcount, recvtype, comm);
-}
-
-PCCL_IP_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return everyone(PCCL_IP_ALLTOALL, PMPI_Alltoall, sendbuf, sendcount, sendtype, recvbuf,
-                  recvcount, recvtype, comm);
+  char *r = o->b.recv.bytes;
+  if (o->b.rc == MPI_SUCCESS && alltoall)
+    st = ISSUE(o, alltoall, inplace ? r : o->b.send.bytes, r, blk, PCCL_UINT8, o->c.pc);
+  else if (o->b.rc == MPI_SUCCESS)
+    st = ISSUE(o, allgather, inplace ? r + (size_t)c.rank * blk : o->b.send.bytes, r, blk,
+               PCCL_UINT8, o->c.pc);
+  return op_issued(o, st, req);
 }
 
 /* Scatter and gather mirror each other: the root's `many` buffer holds a
@@ -343,60 +472,70 @@ static int rank_in(MPI_Comm comm) {
 
 /* In place, the root's own block stays in its send buffer
  * (pccl's recvbuf == sendbuf + root*blk). */
-PCCL_IP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                            MPI_Comm comm) {
+static int scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request *req) {
   pccl_ip_call_t c;
   int at_root = rank_in(comm) == root, inplace = at_root && recvbuf == MPI_IN_PLACE;
   size_t blk;
-  if (!pccl_ip_start(&c, PCCL_IP_SCATTER, comm,
-                     rooted_reason(at_root, inplace, sendcount, sendtype, recvcount, recvtype)))
+  if (!start(&c, PCCL_IP_SCATTER, comm,
+             rooted_reason(at_root, inplace, sendcount, sendtype, recvcount, recvtype), req))
     return c.rc ? c.rc
-                : PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                               comm);
+                : PMPI_EITHER(req, PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                recvtype, root, comm),
+                              PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                            recvtype, root, comm, req));
   if (!rooted_block(&c, at_root, inplace, sendcount, sendtype, recvcount, recvtype, &blk))
     return c.rc;
-  bufs_t b;
-  bufs_open(&c, &b, at_root ? sendbuf : NULL, (size_t)sendcount * (size_t)c.size, sendtype,
+  op_t local, *o = op_new(&local, &c, req);
+  if (!o) return c.rc;
+  o->store = !inplace;
+  bufs_open(o, at_root ? sendbuf : NULL, (size_t)sendcount * (size_t)c.size, sendtype,
             inplace ? NULL : recvbuf, (size_t)recvcount, recvtype, 0, 1);
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS)
-    st = pccl_scatter(b.send.bytes,
-                      inplace ? b.send.bytes + (size_t)root * blk : b.recv.bytes, blk,
-                      PCCL_UINT8, root, c.pc);
-  return bufs_close(&c, &b, st, !inplace);
+  if (o->b.rc == MPI_SUCCESS)
+    st = ISSUE(o, scatter, o->b.send.bytes,
+               inplace ? o->b.send.bytes + (size_t)root * blk : o->b.recv.bytes, blk, PCCL_UINT8,
+               root, o->c.pc);
+  return op_issued(o, st, req);
 }
 
 /* In place, the root's own block is already in its receive buffer
  * (pccl's sendbuf == recvbuf + root*blk). */
-PCCL_IP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                           MPI_Comm comm) {
+static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *req) {
   pccl_ip_call_t c;
   int at_root = rank_in(comm) == root, inplace = sendbuf == MPI_IN_PLACE;
   size_t blk;
-  if (!pccl_ip_start(&c, PCCL_IP_GATHER, comm,
-                     rooted_reason(at_root, inplace, recvcount, recvtype, sendcount, sendtype)))
+  if (!start(&c, PCCL_IP_GATHER, comm,
+             rooted_reason(at_root, inplace, recvcount, recvtype, sendcount, sendtype), req))
     return c.rc ? c.rc
-                : PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                              comm);
+                : PMPI_EITHER(req, PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                               recvtype, root, comm),
+                              PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, root, comm, req));
   if (inplace && !at_root) return misplaced_in_place(&c);
   if (!rooted_block(&c, at_root, inplace, recvcount, recvtype, sendcount, sendtype, &blk))
     return c.rc;
-  bufs_t b;
-  bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype,
-            at_root ? recvbuf : NULL, (size_t)recvcount * (size_t)c.size, recvtype, inplace, 1);
+  op_t local, *o = op_new(&local, &c, req);
+  if (!o) return c.rc;
+  o->store = at_root;
+  bufs_open(o, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype, at_root ? recvbuf : NULL,
+            (size_t)recvcount * (size_t)c.size, recvtype, inplace, 1);
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS)
-    st = pccl_gather(inplace ? b.recv.bytes + (size_t)root * blk : b.send.bytes, b.recv.bytes,
-                     blk, PCCL_UINT8, root, c.pc);
-  return bufs_close(&c, &b, st, at_root);
+  if (o->b.rc == MPI_SUCCESS)
+    st = ISSUE(o, gather, inplace ? o->b.recv.bytes + (size_t)root * blk : o->b.send.bytes,
+               o->b.recv.bytes, blk, PCCL_UINT8, root, o->c.pc);
+  return op_issued(o, st, req);
 }
 
-PCCL_IP_API int MPI_Barrier(MPI_Comm comm) {
+static int barrier(MPI_Comm comm, MPI_Request *req) {
   pccl_ip_call_t c;
-  if (!pccl_ip_start(&c, PCCL_IP_BARRIER, comm, PCCL_IP_TAKEN)) return c.rc ? c.rc : PMPI_Barrier(comm);
-  return pccl_ip_finish(&c, pccl_barrier(c.pc), MPI_SUCCESS, NULL);
+  if (!start(&c, PCCL_IP_BARRIER, comm, PCCL_IP_TAKEN, req))
+    return c.rc ? c.rc : PMPI_EITHER(req, PMPI_Barrier(comm), PMPI_Ibarrier(comm, req));
+  op_t local, *o = op_new(&local, &c, req);
+  return o ? op_issued(o, ISSUE(o, barrier, o->c.pc), req) : c.rc;
 }
 
 /* ---- the v-collectives: a block per rank, each of its own size ---- */
@@ -431,23 +570,6 @@ static int differ(int n1, MPI_Datatype t1, int n2, MPI_Datatype t2) {
   return pccl_ip_bytes((size_t)n1, t1) != pccl_ip_bytes((size_t)n2, t2);
 }
 
-/* A buffer of a block per rank (counts[i] elements of dt at displs[i]
- * extents from `user`) as bytes: block i is count[i] bytes at base + at[i].
- * With a plain datatype they are the user's own blocks, base the user's
- * buffer moved to the lowest displacement of a nonempty block (MPI lets
- * displacements be negative), NULL when every block is empty. With any
- * other they are packed, in rank order, into a copy that v_open can load
- * and v_store unpacks. */
-typedef struct {
-  size_t *count, *at;
-  char *base, *copy, *user;
-  const int *counts, *displs;
-  MPI_Datatype dt;
-  MPI_Aint extent;
-  int n;                /* ranks */
-  size_t small[2 * 64]; /* count and at, on up to 64 ranks */
-} vside_t;
-
 enum { LOAD_NONE = -2, LOAD_ALL = -1 }; /* what v_open loads, else one rank's block */
 
 /* Packs block i into the copy, or unpacks it from there. */
@@ -461,48 +583,57 @@ static int v_move(vside_t *v, int i, int unpack, MPI_Comm comm) {
   return rc == MPI_SUCCESS && pos != len ? MPI_ERR_INTERN : rc;
 }
 
-/* Sets up `v`; `load` is LOAD_NONE, LOAD_ALL or the one rank whose block
- * the copy starts with. Returns an MPI code (MPI_ERR_COUNT when the bytes
- * overflow); v_release releases `v` either way. */
-static int v_open(pccl_ip_call_t *c, vside_t *v, const void *user, const int counts[],
-                  const int displs[], MPI_Datatype dt, int load) {
+/* Sets up the op's side `v` (o->v[0] or o->v[1]) and records it as the
+ * side pccl writes (`out`) or reads; `load` is LOAD_NONE, LOAD_ALL or the
+ * one rank whose block the copy starts with. Sets o->b.rc (MPI_ERR_COUNT
+ * when the bytes overflow); op_end releases `v` either way. */
+static void v_open(op_t *o, vside_t *v, int out, const void *user, const int counts[],
+                   const int displs[], MPI_Datatype dt, int load) {
+  pccl_ip_call_t *c = &o->c;
   size_t p = (size_t)c->size, es = pccl_ip_bytes(1, dt), total = 0;
   int plain = pccl_ip_plain(dt), rc = MPI_SUCCESS;
   MPI_Aint lb = 0;
   v->user = (char *)user, v->counts = counts, v->displs = displs, v->dt = dt, v->n = c->size;
   v->copy = NULL; /* not `*v = (vside_t){...}`, which would clear `small` too */
-  if (!(v->count = p <= 64 ? v->small : malloc(2 * p * sizeof *v->count))) return MPI_ERR_NO_MEM;
+  v->base = NULL;
+  if (!(v->count = p <= 64 ? v->small : malloc(2 * p * sizeof *v->count))) {
+    o->b.rc = MPI_ERR_NO_MEM;
+    return;
+  }
+  *(out ? &o->vout : &o->vin) = v;
   v->at = v->count + p;
-  if (PMPI_Type_get_extent(dt, &lb, &v->extent) != MPI_SUCCESS || v->extent < 0)
-    return MPI_ERR_TYPE;
+  if (PMPI_Type_get_extent(dt, &lb, &v->extent) != MPI_SUCCESS || v->extent < 0) {
+    o->b.rc = MPI_ERR_TYPE;
+    return;
+  }
   long long low = 0;
   int any = 0;
   for (int i = 0; i < c->size; i++)
     if (counts[i] && (!any || displs[i] < low)) low = displs[i], any = 1;
   for (size_t i = 0; i < p; i++) {
     size_t n = (size_t)counts[i], d = (size_t)((long long)displs[i] - low);
-    if (es && n > SIZE_MAX / es) return MPI_ERR_COUNT;
+    if (es && n > SIZE_MAX / es) rc = MPI_ERR_COUNT;
     v->count[i] = n * es;
     if (!plain) { /* packed */
       v->at[i] = total;
-      if ((total += v->count[i]) < v->count[i]) return MPI_ERR_COUNT;
+      if ((total += v->count[i]) < v->count[i]) rc = MPI_ERR_COUNT;
     } else if (displs[i] < low) { /* an empty block's place is not used */
       v->at[i] = 0;
     } else if (d > SIZE_MAX / es) {
-      return MPI_ERR_COUNT;
+      rc = MPI_ERR_COUNT;
     } else {
       v->at[i] = d * es;
     }
   }
-  if (plain) { /* an empty side's address may equal the other's, which pccl takes for in place */
+  if (rc == MPI_SUCCESS && plain) { /* an empty side's address may equal the other's, which pccl takes for in place */
     v->base = any ? v->user + low * (long long)es : NULL;
-    return MPI_SUCCESS;
+  } else if (rc == MPI_SUCCESS) {
+    c->copied = 1;
+    if (!(v->base = v->copy = malloc(total ? total : 1))) rc = MPI_ERR_NO_MEM;
+    for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++)
+      if (load == LOAD_ALL || load == i) rc = v_move(v, i, 0, c->comm);
   }
-  c->copied = 1;
-  if (!(v->base = v->copy = malloc(total ? total : 1))) return MPI_ERR_NO_MEM;
-  for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++)
-    if (load == LOAD_ALL || load == i) rc = v_move(v, i, 0, c->comm);
-  return rc;
+  o->b.rc = rc;
 }
 
 /* Unpacks the copy, if there is one, into the user's buffer. */
@@ -512,153 +643,289 @@ static int v_store(vside_t *v, MPI_Comm comm) {
   return rc;
 }
 
-/* A side this rank does not have (a gatherv's or scatterv's rank but the
- * root): nothing to release. Only the pointers are set: clearing `small`
- * would cost a small call as much as its data. */
-static void v_none(vside_t *v) { v->count = v->at = NULL, v->base = v->copy = NULL; }
-
 static void v_release(vside_t *v) {
   if (v->count != v->small) free(v->count);
   free(v->copy);
 }
 
-/* Ends a v-call: unpacks `out` (the side pccl wrote, or NULL) if pccl
- * succeeded, releases `out` and `in`, and ends as bufs_close. */
-static int v_close(pccl_ip_call_t *c, vside_t *out, vside_t *in, bufs_t *b, pccl_status_t st,
-                   int store) {
-  if (out && st == PCCL_OK && b->rc == MPI_SUCCESS) b->rc = v_store(out, c->comm);
-  if (out) v_release(out);
-  if (in) v_release(in);
-  return bufs_close(c, b, st, store);
-}
-
 /* In place, this rank's block is already at recvbuf + displs[rank]. */
-PCCL_IP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, const int recvcounts[], const int displs[],
-                               MPI_Datatype recvtype, MPI_Comm comm) {
+static int allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                      MPI_Comm comm, MPI_Request *req) {
   pccl_ip_call_t c;
   int inplace = sendbuf == MPI_IN_PLACE;
-  if (!pccl_ip_start(&c, PCCL_IP_ALLGATHERV, comm,
-                     v_reason(1, inplace, recvcounts, displs, recvtype, sendcount, sendtype, comm)))
-    return c.rc ? c.rc : PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                         recvtype, comm);
+  if (!start(&c, PCCL_IP_ALLGATHERV, comm,
+             v_reason(1, inplace, recvcounts, displs, recvtype, sendcount, sendtype, comm), req))
+    return c.rc ? c.rc
+                : PMPI_EITHER(req, PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                                                   recvcounts, displs, recvtype, comm),
+                              PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                               displs, recvtype, comm, req));
   if (!inplace && differ(sendcount, sendtype, recvcounts[c.rank], recvtype))
     return size_mismatch(&c);
-  vside_t v;
-  bufs_t b = {.rc = v_open(&c, &v, recvbuf, recvcounts, displs, recvtype,
-                           inplace ? c.rank : LOAD_NONE)};
-  if (b.rc == MPI_SUCCESS)
-    bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype, NULL, 0, recvtype, 0, 1);
+  op_t local, *o = op_new(&local, &c, req);
+  if (!o) return c.rc;
+  vside_t *v = &o->v[0];
+  v_open(o, v, 1, recvbuf, recvcounts, displs, recvtype, inplace ? c.rank : LOAD_NONE);
+  bufs_open(o, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype, NULL, 0, recvtype, 0, 1);
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS)
-    st = pccl_allgatherv(inplace ? v.base + v.at[c.rank] : b.send.bytes, v.base, v.count, v.at,
-                         PCCL_UINT8, c.pc);
-  return v_close(&c, &v, NULL, &b, st, 0);
+  if (o->b.rc == MPI_SUCCESS)
+    st = ISSUE(o, allgatherv, inplace ? v->base + v->at[c.rank] : o->b.send.bytes, v->base,
+               v->count, v->at, PCCL_UINT8, o->c.pc);
+  return op_issued(o, st, req);
 }
 
 /* Only the root has recvcounts, displs and recvtype. In place, its own
  * block is already at recvbuf + displs[root]. */
-PCCL_IP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, const int recvcounts[], const int displs[],
-                            MPI_Datatype recvtype, int root, MPI_Comm comm) {
+static int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                   MPI_Comm comm, MPI_Request *req) {
   pccl_ip_call_t c;
   int at_root = rank_in(comm) == root, inplace = sendbuf == MPI_IN_PLACE;
-  if (!pccl_ip_start(&c, PCCL_IP_GATHERV, comm, v_reason(at_root, inplace, recvcounts, displs,
-                                                         recvtype, sendcount, sendtype, comm)))
-    return c.rc ? c.rc : PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                      recvtype, root, comm);
+  if (!start(&c, PCCL_IP_GATHERV, comm,
+             v_reason(at_root, inplace, recvcounts, displs, recvtype, sendcount, sendtype, comm),
+             req))
+    return c.rc ? c.rc
+                : PMPI_EITHER(req, PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                                displs, recvtype, root, comm),
+                              PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                            displs, recvtype, root, comm, req));
   if (inplace && !at_root) return misplaced_in_place(&c);
   if (at_root && !inplace && differ(sendcount, sendtype, recvcounts[root], recvtype))
     return size_mismatch(&c);
-  vside_t v;
-  v_none(&v);
-  bufs_t b = {.rc = at_root ? v_open(&c, &v, recvbuf, recvcounts, displs, recvtype,
-                                     inplace ? root : LOAD_NONE)
-                            : MPI_SUCCESS};
-  if (b.rc == MPI_SUCCESS)
-    bufs_open(&c, &b, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype, NULL, 0, sendtype, 0,
-              1);
+  op_t local, *o = op_new(&local, &c, req);
+  if (!o) return c.rc;
+  vside_t *v = &o->v[0];
+  v->base = NULL, v->count = v->at = NULL; /* a rank but the root has no such side */
+  if (at_root) v_open(o, v, 1, recvbuf, recvcounts, displs, recvtype, inplace ? root : LOAD_NONE);
+  bufs_open(o, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype, NULL, 0, sendtype, 0, 1);
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS)
-    st = pccl_gatherv(inplace ? v.base + v.at[root] : b.send.bytes,
-                      inplace ? v.count[root] : b.send.len, v.base, v.count, v.at, PCCL_UINT8, root,
-                      c.pc);
-  return v_close(&c, &v, NULL, &b, st, 0);
+  if (o->b.rc == MPI_SUCCESS)
+    st = ISSUE(o, gatherv, inplace ? v->base + v->at[root] : o->b.send.bytes,
+               inplace ? v->count[root] : o->b.send.len, v->base, v->count, v->at, PCCL_UINT8,
+               root, o->c.pc);
+  return op_issued(o, st, req);
 }
 
 /* Only the root has sendcounts, displs and sendtype. In place, its own
  * block stays at sendbuf + displs[root]. */
-PCCL_IP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                             MPI_Datatype recvtype, int root, MPI_Comm comm) {
+static int scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                    int root, MPI_Comm comm, MPI_Request *req) {
   pccl_ip_call_t c;
   int at_root = rank_in(comm) == root, inplace = recvbuf == MPI_IN_PLACE;
-  if (!pccl_ip_start(&c, PCCL_IP_SCATTERV, comm, v_reason(at_root, inplace, sendcounts, displs,
-                                                          sendtype, recvcount, recvtype, comm)))
-    return c.rc ? c.rc : PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                       recvtype, root, comm);
+  if (!start(&c, PCCL_IP_SCATTERV, comm,
+             v_reason(at_root, inplace, sendcounts, displs, sendtype, recvcount, recvtype, comm),
+             req))
+    return c.rc ? c.rc
+                : PMPI_EITHER(req, PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                                 recvcount, recvtype, root, comm),
+                              PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                             recvcount, recvtype, root, comm, req));
   if (inplace && !at_root) return misplaced_in_place(&c);
   if (at_root && !inplace && differ(recvcount, recvtype, sendcounts[root], sendtype))
     return size_mismatch(&c);
-  vside_t v;
-  v_none(&v);
-  bufs_t b = {.rc = at_root ? v_open(&c, &v, sendbuf, sendcounts, displs, sendtype, LOAD_ALL)
-                            : MPI_SUCCESS};
-  if (b.rc == MPI_SUCCESS)
-    bufs_open(&c, &b, NULL, 0, recvtype, inplace ? NULL : recvbuf, (size_t)recvcount, recvtype, 0,
-              1);
+  op_t local, *o = op_new(&local, &c, req);
+  if (!o) return c.rc;
+  vside_t *v = &o->v[0];
+  v->base = NULL, v->count = v->at = NULL; /* a rank but the root has no such side */
+  if (at_root) v_open(o, v, 0, sendbuf, sendcounts, displs, sendtype, LOAD_ALL);
+  o->store = !inplace;
+  bufs_open(o, NULL, 0, recvtype, inplace ? NULL : recvbuf, (size_t)recvcount, recvtype, 0, 1);
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS)
-    st = pccl_scatterv(v.base, v.count, v.at, inplace ? v.base + v.at[root] : b.recv.bytes,
-                       inplace ? v.count[root] : b.recv.len, PCCL_UINT8, root, c.pc);
-  return v_close(&c, NULL, &v, &b, st, !inplace);
+  if (o->b.rc == MPI_SUCCESS)
+    st = ISSUE(o, scatterv, v->base, v->count, v->at,
+               inplace ? v->base + v->at[root] : o->b.recv.bytes,
+               inplace ? v->count[root] : o->b.recv.len, PCCL_UINT8, root, o->c.pc);
+  return op_issued(o, st, req);
 }
 
 /* In place (sendbuf MPI_IN_PLACE), the blocks sent are recvbuf's own
  * (recvcounts, rdispls, recvtype), replaced by those received: pccl's
  * sendbuf == recvbuf. */
-PCCL_IP_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+static int alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *req) {
   pccl_ip_call_t c;
   int inplace = sendbuf == MPI_IN_PLACE;
   pccl_ip_reason_t why = many_reason(recvcounts, rdispls, recvtype, comm);
   if (why == PCCL_IP_TAKEN && !inplace) why = many_reason(sendcounts, sdispls, sendtype, comm);
-  if (!pccl_ip_start(&c, PCCL_IP_ALLTOALLV, comm, why))
-    return c.rc ? c.rc : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                        rdispls, recvtype, comm);
+  if (!start(&c, PCCL_IP_ALLTOALLV, comm, why, req))
+    return c.rc ? c.rc
+                : PMPI_EITHER(req, PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                                  recvcounts, rdispls, recvtype, comm),
+                              PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype, comm, req));
   if (!inplace && differ(sendcounts[c.rank], sendtype, recvcounts[c.rank], recvtype))
     return size_mismatch(&c);
-  vside_t r, s, *in = inplace ? &r : &s;
-  v_none(&s);
-  bufs_t b = {.rc = v_open(&c, &r, recvbuf, recvcounts, rdispls, recvtype,
-                           inplace ? LOAD_ALL : LOAD_NONE)};
-  if (b.rc == MPI_SUCCESS && !inplace)
-    b.rc = v_open(&c, &s, sendbuf, sendcounts, sdispls, sendtype, LOAD_ALL);
+  op_t local, *o = op_new(&local, &c, req);
+  if (!o) return c.rc;
+  vside_t *r = &o->v[0], *s = &o->v[1], *in = inplace ? r : s;
+  v_open(o, r, 1, recvbuf, recvcounts, rdispls, recvtype, inplace ? LOAD_ALL : LOAD_NONE);
+  if (o->b.rc == MPI_SUCCESS && !inplace)
+    v_open(o, s, 0, sendbuf, sendcounts, sdispls, sendtype, LOAD_ALL);
   pccl_status_t st = PCCL_OK;
-  if (b.rc == MPI_SUCCESS)
-    st = pccl_alltoallv(in->base, in->count, in->at, r.base, r.count, r.at, PCCL_UINT8, c.pc);
-  return v_close(&c, &r, &s, &b, st, 0);
+  if (o->b.rc == MPI_SUCCESS)
+    st = ISSUE(o, alltoallv, in->base, in->count, in->at, r->base, r->count, r->at, PCCL_UINT8,
+               o->c.pc);
+  return op_issued(o, st, req);
 }
 
-/* ---- calls pccl does not take: counted, then MPI's ---- */
+/* ---- the entry points ---- */
 
+PCCL_IP_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm) {
+  return allreduce(sendbuf, recvbuf, count, dt, op, comm, BLOCKING);
+}
 PCCL_IP_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
                                MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-  pccl_ip_pass(PCCL_IP_IALLREDUCE);
-  return PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request);
+  return allreduce(sendbuf, recvbuf, count, dt, op, comm, request);
 }
-
+PCCL_IP_API int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                         MPI_Comm comm) {
+  return scan(PCCL_IP_SCAN, sendbuf, recvbuf, count, dt, op, comm, BLOCKING);
+}
+PCCL_IP_API int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                          MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+  return scan(PCCL_IP_SCAN, sendbuf, recvbuf, count, dt, op, comm, request);
+}
+PCCL_IP_API int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                           MPI_Op op, MPI_Comm comm) {
+  return scan(PCCL_IP_EXSCAN, sendbuf, recvbuf, count, dt, op, comm, BLOCKING);
+}
+PCCL_IP_API int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                            MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+  return scan(PCCL_IP_EXSCAN, sendbuf, recvbuf, count, dt, op, comm, request);
+}
+PCCL_IP_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+  return reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm, BLOCKING);
+}
+PCCL_IP_API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                          MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                                          MPI_Request *request) {
+  return reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm, request);
+}
+PCCL_IP_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+  return reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm, BLOCKING);
+}
+PCCL_IP_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                    MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                                    MPI_Request *request) {
+  return reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm, request);
+}
+PCCL_IP_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                           MPI_Op op, int root, MPI_Comm comm) {
+  return reduce(sendbuf, recvbuf, count, dt, op, root, comm, BLOCKING);
+}
+PCCL_IP_API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                            MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) {
+  return reduce(sendbuf, recvbuf, count, dt, op, root, comm, request);
+}
+PCCL_IP_API int MPI_Bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
+  return bcast(buffer, count, dt, root, comm, BLOCKING);
+}
+PCCL_IP_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                           MPI_Request *request) {
+  return bcast(buffer, count, dt, root, comm, request);
+}
+PCCL_IP_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm) {
+  return everyone(PCCL_IP_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                  comm, BLOCKING);
+}
 PCCL_IP_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                MPI_Request *request) {
-  pccl_ip_pass(PCCL_IP_IALLGATHER);
-  return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                         request);
+  return everyone(PCCL_IP_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                  comm, request);
 }
-
-PCCL_IP_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm,
-                           MPI_Request *request) {
-  pccl_ip_pass(PCCL_IP_IBCAST);
-  return PMPI_Ibcast(buffer, count, dt, root, comm, request);
+PCCL_IP_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return everyone(PCCL_IP_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                  comm, BLOCKING);
+}
+PCCL_IP_API int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request) {
+  return everyone(PCCL_IP_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                  comm, request);
+}
+PCCL_IP_API int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                            MPI_Comm comm) {
+  return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, BLOCKING);
+}
+PCCL_IP_API int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                             MPI_Comm comm, MPI_Request *request) {
+  return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+PCCL_IP_API int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                           MPI_Comm comm) {
+  return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, BLOCKING);
+}
+PCCL_IP_API int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                            MPI_Comm comm, MPI_Request *request) {
+  return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
+PCCL_IP_API int MPI_Barrier(MPI_Comm comm) { return barrier(comm, BLOCKING); }
+PCCL_IP_API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+  return barrier(comm, request);
+}
+PCCL_IP_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const int recvcounts[], const int displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm) {
+  return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                    BLOCKING);
+}
+PCCL_IP_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const int recvcounts[], const int displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                    request);
+}
+PCCL_IP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                 BLOCKING);
+}
+PCCL_IP_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, int root, MPI_Comm comm,
+                             MPI_Request *request) {
+  return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                 request);
+}
+PCCL_IP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                  BLOCKING);
+}
+PCCL_IP_API int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                              MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, int root, MPI_Comm comm,
+                              MPI_Request *request) {
+  return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                  request);
+}
+PCCL_IP_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                   comm, BLOCKING);
+}
+PCCL_IP_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request *request) {
+  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                   comm, request);
 }

@@ -21,35 +21,35 @@
 #include "pccl_mpi.h"
 
 #define PCCL_IP_API __attribute__((visibility("default")))
+/* Room for an error's message kept until the program completes a request. */
+#define PCCL_IP_WHY_LEN 512
 
-/* The MPI functions the interposer defines: the sixteen pccl can run, then
- * those it only counts on their way to MPI. */
-#define PCCL_IP_CALL_MAP(X)                                  \
-  X(ALLGATHER, "MPI_Allgather")                              \
-  X(ALLREDUCE, "MPI_Allreduce")                              \
-  X(REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block")        \
-  X(REDUCE_SCATTER, "MPI_Reduce_scatter")                    \
-  X(BCAST, "MPI_Bcast")                                      \
-  X(REDUCE, "MPI_Reduce")                                    \
-  X(SCATTER, "MPI_Scatter")                                  \
-  X(GATHER, "MPI_Gather")                                    \
-  X(ALLTOALL, "MPI_Alltoall")                                \
-  X(BARRIER, "MPI_Barrier")                                  \
-  X(SCAN, "MPI_Scan")                                        \
-  X(EXSCAN, "MPI_Exscan")                                    \
-  X(ALLGATHERV, "MPI_Allgatherv")                            \
-  X(GATHERV, "MPI_Gatherv")                                  \
-  X(SCATTERV, "MPI_Scatterv")                                \
-  X(ALLTOALLV, "MPI_Alltoallv")                              \
-  X(IALLREDUCE, "MPI_Iallreduce")                            \
-  X(IALLGATHER, "MPI_Iallgather")                            \
-  X(IBCAST, "MPI_Ibcast")
+/* The collectives the interposer defines, each with its non-blocking form:
+ * the blocking call's id plus PCCL_IP_NBLOCKING is the other's. */
+#define PCCL_IP_CALL_MAP(X)                                                         \
+  X(ALLGATHER, "MPI_Allgather", "MPI_Iallgather")                                   \
+  X(ALLREDUCE, "MPI_Allreduce", "MPI_Iallreduce")                                   \
+  X(REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block")  \
+  X(REDUCE_SCATTER, "MPI_Reduce_scatter", "MPI_Ireduce_scatter")                    \
+  X(BCAST, "MPI_Bcast", "MPI_Ibcast")                                               \
+  X(REDUCE, "MPI_Reduce", "MPI_Ireduce")                                            \
+  X(SCATTER, "MPI_Scatter", "MPI_Iscatter")                                         \
+  X(GATHER, "MPI_Gather", "MPI_Igather")                                            \
+  X(ALLTOALL, "MPI_Alltoall", "MPI_Ialltoall")                                      \
+  X(BARRIER, "MPI_Barrier", "MPI_Ibarrier")                                         \
+  X(SCAN, "MPI_Scan", "MPI_Iscan")                                                  \
+  X(EXSCAN, "MPI_Exscan", "MPI_Iexscan")                                            \
+  X(ALLGATHERV, "MPI_Allgatherv", "MPI_Iallgatherv")                                \
+  X(GATHERV, "MPI_Gatherv", "MPI_Igatherv")                                         \
+  X(SCATTERV, "MPI_Scatterv", "MPI_Iscatterv")                                      \
+  X(ALLTOALLV, "MPI_Alltoallv", "MPI_Ialltoallv")
 
 typedef enum {
-#define PCCL_IP_CALL_ENUM(id, name) PCCL_IP_##id,
+#define PCCL_IP_CALL_ENUM(id, name, iname) PCCL_IP_##id,
   PCCL_IP_CALL_MAP(PCCL_IP_CALL_ENUM)
 #undef PCCL_IP_CALL_ENUM
-  PCCL_IP_NCALLS
+  PCCL_IP_NBLOCKING,
+  PCCL_IP_NCALLS = 2 * PCCL_IP_NBLOCKING
 } pccl_ip_call_id_t;
 
 /* Why a call went where it went; the stats print one count per reason.
@@ -62,8 +62,7 @@ typedef enum {
   X(INTERCOMM, "intercomm", "inter-communicator")                                        \
   X(DATATYPE, "datatype", "a reduction on a datatype pccl has not (derived, long double, complex, ...)") \
   X(OP, "op", "an op pccl has not (user-defined, MPI_REPLACE, MPI_NO_OP)")               \
-  X(UNDEFINED, "undefined", "an op MPI does not define on the datatype (left to MPI to answer)") \
-  X(NOT_HANDLED, "not-handled", "a call pccl does not take (the non-blocking ones)")
+  X(UNDEFINED, "undefined", "an op MPI does not define on the datatype (left to MPI to answer)")
 
 typedef enum {
 #define PCCL_IP_REASON_ENUM(id, key, text) PCCL_IP_##id,
@@ -77,6 +76,7 @@ typedef struct {
   pccl_ip_call_id_t id;
   MPI_Comm comm;
   pccl_comm_t *pc; /* the communicator's pccl twin, once pccl_ip_start said RUN */
+  void *entry;     /* the interposer's record of the communicator (setup.c) */
   int rank, size;
   int copied;      /* a buffer went through a copy */
   int rc;          /* the MPI error to return when pccl_ip_start failed it */
@@ -97,9 +97,39 @@ int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
  * itself (MPI_SUCCESS if none); `what` names it. Returns the MPI code. */
 int pccl_ip_finish(pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const char *what);
 
-/* Counts a call that goes to MPI without being looked at (the
- * non-blocking calls). */
-void pccl_ip_pass(pccl_ip_call_id_t id);
+/* The two halves of pccl_ip_finish, for a non-blocking call that pccl has
+ * taken: pccl_ip_issued when it has been issued (counts it, leaves pccl,
+ * and keeps the communicator's pccl twin alive until pccl_ip_unhold);
+ * pccl_ip_outcome when pccl has finished it: the MPI error class of the
+ * outcome (MPI_SUCCESS) with its message in why[len], raised later by
+ * pccl_ip_raise when the program completes the request. */
+void pccl_ip_issued(pccl_ip_call_t *call);
+int pccl_ip_outcome(const pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const char *what,
+                    char *why, size_t len);
+void pccl_ip_unhold(void *entry);
+/* Raises an error of class `cls` on `comm` through its error handler;
+ * returns the code. */
+int pccl_ip_raise(MPI_Comm comm, int cls, const char *msg);
+
+/* Whether this thread is inside pccl, whose own MPI calls go straight to
+ * MPI; pccl_ip_enter and pccl_ip_exit bracket a call into pccl made from
+ * outside a collective (the completion calls progressing requests). */
+int pccl_ip_inside(void);
+void pccl_ip_enter(void);
+void pccl_ip_exit(void);
+
+/* ---- nonblocking.c: pccl's requests behind MPI requests ---- */
+
+/* Finishes a non-blocking call once pccl has: writes its copies back, frees
+ * what it held, and returns the outcome as pccl_ip_outcome does. */
+typedef int pccl_ip_done_fn(void *arg, pccl_status_t st, char *why, size_t len);
+
+/* Hands an issued call to the completion calls: *request becomes a
+ * generalized MPI request that completes once pccl's request `pr` has and
+ * `done(arg, ...)` has run. Returns an MPI code; on failure the call is
+ * waited for and finished here (the program still gets the error). */
+int pccl_ip_post(pccl_ip_call_t *call, pccl_request_t *pr, pccl_ip_done_fn *done, void *arg,
+                 MPI_Request *request);
 
 /* ---- stats.c ---- */
 void pccl_ip_count(pccl_ip_call_id_t id, pccl_ip_reason_t reason);

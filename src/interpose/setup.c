@@ -22,6 +22,8 @@ typedef struct entry {
   MPI_Comm user;
   pccl_comm_t *pc; /* NULL for an inter-communicator */
   int rank, size;
+  int holds;       /* non-blocking calls not yet finished (under `lock`) */
+  int freed;       /* the program freed the communicator while some were */
   struct entry *prev, *next;
 } entry_t;
 
@@ -128,8 +130,7 @@ static int error_code(int cls, const char *msg) {
   return code;
 }
 
-/* Raises an error on `comm` through its error handler; returns the code. */
-static int raise_error(MPI_Comm comm, int cls, const char *msg) {
+int pccl_ip_raise(MPI_Comm comm, int cls, const char *msg) {
   int code = error_code(cls, msg);
   PMPI_Comm_call_errhandler(comm, code);
   return code;
@@ -145,18 +146,33 @@ static void entry_unlink(entry_t *e) {
   e->prev = e->next = NULL;
 }
 
+static int destroy(entry_t *e) {
+  depth++;
+  pccl_status_t st = pccl_comm_destroy(e->pc);
+  depth--;
+  free(e);
+  return st == PCCL_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
+/* MPI lets a program free a communicator whose non-blocking calls have not
+ * completed; its pccl twin then lives on until the last one finishes. */
 static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
   (void)comm, (void)kv, (void)extra;
   entry_t *e = value;
   atomic_fetch_add_explicit(&deletes, 1, memory_order_release);
   pthread_mutex_lock(&lock);
   entry_unlink(e);
+  int later = e->freed = e->holds > 0;
   pthread_mutex_unlock(&lock);
-  depth++;
-  pccl_status_t st = pccl_comm_destroy(e->pc);
-  depth--;
-  free(e);
-  return st == PCCL_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
+  return later ? MPI_SUCCESS : destroy(e);
+}
+
+void pccl_ip_unhold(void *entry) {
+  entry_t *e = entry;
+  pthread_mutex_lock(&lock);
+  int gone = --e->holds == 0 && e->freed;
+  pthread_mutex_unlock(&lock);
+  if (gone) destroy(e);
 }
 
 /* MPI_Finalize: destroys every pccl communicator still alive (in the order
@@ -219,7 +235,7 @@ static int attach_new(pccl_ip_call_t *call, entry_t **out) {
   }
   entry_t *e = calloc(1, sizeof *e);
   if (!e) {
-    call->rc = raise_error(call->comm, MPI_ERR_NO_MEM, "out of memory attaching a communicator");
+    call->rc = pccl_ip_raise(call->comm, MPI_ERR_NO_MEM, "out of memory attaching a communicator");
     return 0;
   }
   e->user = call->comm;
@@ -230,7 +246,7 @@ static int attach_new(pccl_ip_call_t *call, entry_t **out) {
     depth--;
     if (st != PCCL_OK) {
       free(e);
-      call->rc = raise_error(call->comm, error_class(st), pccl_last_error(NULL));
+      call->rc = pccl_ip_raise(call->comm, error_class(st), pccl_last_error(NULL));
       return 0;
     }
   }
@@ -239,7 +255,7 @@ static int attach_new(pccl_ip_call_t *call, entry_t **out) {
     pccl_comm_destroy(e->pc);
     depth--;
     free(e);
-    call->rc = raise_error(call->comm, MPI_ERR_INTERN, "cannot attach to the communicator");
+    call->rc = pccl_ip_raise(call->comm, MPI_ERR_INTERN, "cannot attach to the communicator");
     return 0;
   }
   pthread_mutex_lock(&lock);
@@ -258,7 +274,7 @@ int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
   if (depth > 0) return 0;
   if (!hooks()) return 0; /* before MPI_Init or after MPI_Finalize: MPI says */
   if (env_error[0] && comm != MPI_COMM_NULL) {
-    call->rc = raise_error(comm, MPI_ERR_OTHER, env_error);
+    call->rc = pccl_ip_raise(comm, MPI_ERR_OTHER, env_error);
     return 0;
   }
   if (!enabled) reason = PCCL_IP_OFF;
@@ -285,24 +301,42 @@ int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
     return 0;
   }
   call->pc = e->pc;
+  call->entry = e;
   call->rank = e->rank;
   call->size = e->size;
   depth++;
   return 1;
 }
 
+int pccl_ip_outcome(const pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const char *what,
+                    char *why, size_t len) {
+  if (st != PCCL_OK) {
+    snprintf(why, len, "%s", pccl_last_error(call->pc));
+    return error_class(st);
+  }
+  if (mpi_rc == MPI_SUCCESS) return MPI_SUCCESS;
+  int cls = MPI_ERR_OTHER;
+  PMPI_Error_class(mpi_rc, &cls);
+  snprintf(why, len, "%s", what);
+  return cls;
+}
+
 int pccl_ip_finish(pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const char *what) {
   depth--;
   count(call->id, call->copied ? PCCL_IP_COPIED : PCCL_IP_TAKEN);
-  if (st != PCCL_OK) return raise_error(call->comm, error_class(st), pccl_last_error(call->pc));
-  if (mpi_rc != MPI_SUCCESS) {
-    int cls = MPI_ERR_OTHER;
-    PMPI_Error_class(mpi_rc, &cls);
-    return raise_error(call->comm, cls, what);
-  }
-  return MPI_SUCCESS;
+  char why[PCCL_IP_WHY_LEN];
+  int cls = pccl_ip_outcome(call, st, mpi_rc, what, why, sizeof why);
+  return cls == MPI_SUCCESS ? MPI_SUCCESS : pccl_ip_raise(call->comm, cls, why);
 }
 
-void pccl_ip_pass(pccl_ip_call_id_t id) {
-  if (depth == 0 && hooks()) count(id, PCCL_IP_NOT_HANDLED);
+void pccl_ip_issued(pccl_ip_call_t *call) {
+  depth--;
+  count(call->id, call->copied ? PCCL_IP_COPIED : PCCL_IP_TAKEN);
+  pthread_mutex_lock(&lock);
+  ((entry_t *)call->entry)->holds++;
+  pthread_mutex_unlock(&lock);
 }
+
+int pccl_ip_inside(void) { return depth > 0; }
+void pccl_ip_enter(void) { depth++; }
+void pccl_ip_exit(void) { depth--; }

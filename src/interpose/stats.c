@@ -8,9 +8,12 @@
 static atomic_ulong counts[PCCL_IP_NCALLS][PCCL_IP_NREASONS];
 
 static const char *const call_names[PCCL_IP_NCALLS] = {
-#define PCCL_IP_CALL_NAME(id, name) name,
+#define PCCL_IP_CALL_NAME(id, name, iname) name,
     PCCL_IP_CALL_MAP(PCCL_IP_CALL_NAME)
 #undef PCCL_IP_CALL_NAME
+#define PCCL_IP_CALL_INAME(id, name, iname) iname,
+    PCCL_IP_CALL_MAP(PCCL_IP_CALL_INAME)
+#undef PCCL_IP_CALL_INAME
 };
 
 static const char *const reason_keys[PCCL_IP_NREASONS] = {

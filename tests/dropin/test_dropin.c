@@ -13,7 +13,9 @@
  * digest, and their mismatches are counted apart as MPI's defects unless
  * --strict makes them failures (as for runs under the preload, where pccl
  * computes them).
- *   test_dropin [--quick] [--strict]   (--quick: sizes up to 1000 elements) */
+ * With --nb every collective runs in its non-blocking form (MPI_I*),
+ * completed by each of MPI's completion calls in turn.
+ *   test_dropin [--quick] [--strict] [--nb]   (--quick: sizes up to 1000 elements) */
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -262,6 +264,66 @@ static void check_rc(const char *what, int rc) {
     fprintf(stderr, "rank %d: FAIL %s returned %d\n", rank, what, rc);
 }
 
+/* ---- non-blocking forms (--nb) ---- */
+
+/* With --nb every collective here is called in its non-blocking form and
+ * completed at once, by each of MPI's completion calls in turn; the
+ * results, references and digest are the blocking run's. */
+static int nb;
+static unsigned nb_turn;
+static MPI_Request nb_req;
+#define CALL(blocking, nonblocking, ...) \
+  (nb ? complete(nonblocking(__VA_ARGS__, &nb_req), &nb_req) : blocking(__VA_ARGS__))
+
+static void nb_fail(const char *how, const char *what) {
+  if (failures++ < 10) fprintf(stderr, "rank %d: FAIL %s: %s\n", rank, how, what);
+}
+
+/* Completes *req (issued with return code rc) the way this turn says;
+ * returns the first error. The request must come back MPI_REQUEST_NULL. */
+static int complete(int rc, MPI_Request *req) {
+  if (rc != MPI_SUCCESS) return rc;
+  MPI_Request two[2] = {MPI_REQUEST_NULL, *req};
+  MPI_Status st[2];
+  int flag = 0, index = -1, out = 0, idx[2];
+  unsigned how = nb_turn++ % 9;
+  switch (how) {
+    case 0: rc = MPI_Wait(req, MPI_STATUS_IGNORE); break;
+    case 1: while (rc == MPI_SUCCESS && !flag) rc = MPI_Test(req, &flag, &st[0]); break;
+    case 2: rc = MPI_Waitall(2, two, st); *req = two[1]; break;
+    case 3:
+      rc = MPI_Waitany(2, two, &index, &st[0]);
+      *req = two[1];
+      if (rc == MPI_SUCCESS && index != 1) nb_fail("MPI_Waitany's index", "not 1");
+      break;
+    case 4:
+      rc = MPI_Waitsome(2, two, &out, idx, st);
+      *req = two[1];
+      if (rc == MPI_SUCCESS && (out != 1 || idx[0] != 1)) nb_fail("MPI_Waitsome", "not {1}");
+      break;
+    case 5:
+      while (rc == MPI_SUCCESS && !flag) rc = MPI_Testall(2, two, &flag, MPI_STATUSES_IGNORE);
+      *req = two[1];
+      break;
+    case 6:
+      while (rc == MPI_SUCCESS && !flag) rc = MPI_Testany(2, two, &index, &flag, &st[0]);
+      *req = two[1];
+      if (rc == MPI_SUCCESS && index != 1) nb_fail("MPI_Testany's index", "not 1");
+      break;
+    case 7:
+      while (rc == MPI_SUCCESS && out == 0) rc = MPI_Testsome(2, two, &out, idx, st);
+      *req = two[1];
+      if (rc == MPI_SUCCESS && (out != 1 || idx[0] != 1)) nb_fail("MPI_Testsome", "not {1}");
+      break;
+    default:
+      while (rc == MPI_SUCCESS && !flag) rc = MPI_Request_get_status(*req, &flag, &st[0]);
+      if (rc == MPI_SUCCESS) rc = MPI_Wait(req, MPI_STATUS_IGNORE);
+  }
+  checks++;
+  if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL) nb_fail("a completed request", "not null");
+  return rc;
+}
+
 /* ---- reductions ---- */
 
 static void test_reductions(size_t n, int t, int op, int inplace, int salt) {
@@ -276,7 +338,7 @@ static void test_reductions(size_t n, int t, int op, int inplace, int salt) {
   snprintf(what, sizeof what, "allreduce %s %s n=%zu%s", type_name(t), op_names[op], n,
            inplace ? " in place" : "");
   fill(t, inplace ? recv : send, n, rank, op, salt);
-  check_rc(what, MPI_Allreduce(inplace ? MPI_IN_PLACE : send, recv, (int)n, dt, mpi_op(op),
+  check_rc(what, CALL(MPI_Allreduce, MPI_Iallreduce, inplace ? MPI_IN_PLACE : send, recv, (int)n, dt, mpi_op(op),
                                MPI_COMM_WORLD));
   reference(t, op, want, 0, n, salt);
   check(what, recv, want, n * sz);
@@ -291,8 +353,8 @@ static void test_reductions(size_t n, int t, int op, int inplace, int salt) {
     fill(t, inplace ? recv : send, n, rank, op, salt);
     memcpy(input, recv, n * sz);
     const void *sb = inplace ? MPI_IN_PLACE : send;
-    check_rc(what, ex ? MPI_Exscan(sb, recv, (int)n, dt, mpi_op(op), MPI_COMM_WORLD)
-                      : MPI_Scan(sb, recv, (int)n, dt, mpi_op(op), MPI_COMM_WORLD));
+    check_rc(what, ex ? CALL(MPI_Exscan, MPI_Iexscan, sb, recv, (int)n, dt, mpi_op(op), MPI_COMM_WORLD)
+                      : CALL(MPI_Scan, MPI_Iscan, sb, recv, (int)n, dt, mpi_op(op), MPI_COMM_WORLD));
     if (rank + !ex > 0) {
       prefix_reference(t, op, input, 0, n, salt, rank + !ex);
     } else {
@@ -308,7 +370,7 @@ static void test_reductions(size_t n, int t, int op, int inplace, int salt) {
   int ip = inplace && rank == root;
   if (!(inplace && reduce_in_place_crashes(n * sz, root))) {
     fill(t, ip ? recv : send, n, rank, op, salt);
-    check_rc(what, MPI_Reduce(ip ? MPI_IN_PLACE : send, recv, (int)n, dt, mpi_op(op), root,
+    check_rc(what, CALL(MPI_Reduce, MPI_Ireduce, ip ? MPI_IN_PLACE : send, recv, (int)n, dt, mpi_op(op), root,
                               MPI_COMM_WORLD));
     if (rank == root) check(what, recv, want, n * sz);
   }
@@ -317,7 +379,7 @@ static void test_reductions(size_t n, int t, int op, int inplace, int salt) {
            inplace ? " in place" : "");
   fill(t, inplace ? recv : send, P * n, rank, op, salt);
   memcpy(input, recv, P * n * sz);
-  check_rc(what, MPI_Reduce_scatter_block(inplace ? MPI_IN_PLACE : send, recv, (int)n, dt,
+  check_rc(what, CALL(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, inplace ? MPI_IN_PLACE : send, recv, (int)n, dt,
                                           mpi_op(op), MPI_COMM_WORLD));
   reference(t, op, want, (size_t)rank * n, n, salt);
   check(what, recv, want, n * sz);
@@ -336,7 +398,7 @@ static void test_reductions(size_t n, int t, int op, int inplace, int salt) {
   int *counts = malloc(sizeof(int) * P);
   for (size_t r = 0; r < P; r++) counts[r] = (int)n;
   fill(t, inplace ? recv : send, P * n, rank, op, salt);
-  check_rc(what, MPI_Reduce_scatter(inplace ? MPI_IN_PLACE : send, recv, counts, dt, mpi_op(op),
+  check_rc(what, CALL(MPI_Reduce_scatter, MPI_Ireduce_scatter, inplace ? MPI_IN_PLACE : send, recv, counts, dt, mpi_op(op),
                                     MPI_COMM_WORLD));
   check(what, recv, want, n * sz);
   /* The rest of recvbuf is not checked here: Open MPI 4.1.4's own
@@ -373,7 +435,7 @@ static void test_moves(size_t n, movetype_t mt, int inplace, int salt) {
   memset(recv, 0xEE, P * blk);
   if (inplace) memcpy(recv + (size_t)rank * blk, want + (size_t)rank * blk, blk);
   else pattern(send, blk, (size_t)rank, salt);
-  check_rc(what, MPI_Allgather(inplace ? MPI_IN_PLACE : send, (int)n, mt.dt, recv, (int)n, mt.dt,
+  check_rc(what, CALL(MPI_Allgather, MPI_Iallgather, inplace ? MPI_IN_PLACE : send, (int)n, mt.dt, recv, (int)n, mt.dt,
                                MPI_COMM_WORLD));
   check(what, recv, want, P * blk);
 
@@ -381,7 +443,7 @@ static void test_moves(size_t n, movetype_t mt, int inplace, int salt) {
   pattern(want, blk, (size_t)root + 100, salt);
   if (rank == root) memcpy(recv, want, blk);
   else memset(recv, 0xEE, blk);
-  check_rc(what, MPI_Bcast(recv, (int)n, mt.dt, root, MPI_COMM_WORLD));
+  check_rc(what, CALL(MPI_Bcast, MPI_Ibcast, recv, (int)n, mt.dt, root, MPI_COMM_WORLD));
   check(what, recv, want, blk);
 
   WHAT("scatter");
@@ -389,7 +451,7 @@ static void test_moves(size_t n, movetype_t mt, int inplace, int salt) {
   memcpy(want, send + (size_t)rank * blk, blk);
   int ip = inplace && rank == root;
   memset(recv, 0xEE, blk);
-  check_rc(what, MPI_Scatter(send, (int)n, mt.dt, ip ? MPI_IN_PLACE : recv, (int)n, mt.dt, root,
+  check_rc(what, CALL(MPI_Scatter, MPI_Iscatter, send, (int)n, mt.dt, ip ? MPI_IN_PLACE : recv, (int)n, mt.dt, root,
                              MPI_COMM_WORLD));
   check(what, ip ? send + (size_t)rank * blk : recv, want, blk);
 
@@ -398,7 +460,7 @@ static void test_moves(size_t n, movetype_t mt, int inplace, int salt) {
   memset(recv, 0xEE, P * blk);
   if (ip) memcpy(recv + (size_t)rank * blk, want + (size_t)rank * blk, blk);
   else pattern(send, blk, (size_t)rank + 300, salt);
-  check_rc(what, MPI_Gather(ip ? MPI_IN_PLACE : send, (int)n, mt.dt, recv, (int)n, mt.dt, root,
+  check_rc(what, CALL(MPI_Gather, MPI_Igather, ip ? MPI_IN_PLACE : send, (int)n, mt.dt, recv, (int)n, mt.dt, root,
                             MPI_COMM_WORLD));
   if (rank == root) check(what, recv, want, P * blk);
 
@@ -408,7 +470,7 @@ static void test_moves(size_t n, movetype_t mt, int inplace, int salt) {
     pattern(want + r * blk, blk, r * P + (size_t)rank, salt);
   }
   if (!inplace) memset(recv, 0xEE, P * blk);
-  check_rc(what, MPI_Alltoall(inplace ? MPI_IN_PLACE : send, (int)n, mt.dt, recv, (int)n, mt.dt,
+  check_rc(what, CALL(MPI_Alltoall, MPI_Ialltoall, inplace ? MPI_IN_PLACE : send, (int)n, mt.dt, recv, (int)n, mt.dt,
                               MPI_COMM_WORLD));
   check(what, recv, want, P * blk);
 #undef WHAT
@@ -454,7 +516,7 @@ static void test_allgatherv(size_t n, movetype_t mt, int inplace, int salt) {
     char what[160];
     snprintf(what, sizeof what, "allgatherv %s n=%zu%s%s", mt.name, n, gapped ? " gapped" : "",
              inplace ? " in place" : "");
-    check_rc(what, MPI_Allgatherv(inplace ? MPI_IN_PLACE : send, counts[rank], mt.dt, recv, counts,
+    check_rc(what, CALL(MPI_Allgatherv, MPI_Iallgatherv, inplace ? MPI_IN_PLACE : send, counts[rank], mt.dt, recv, counts,
                                   displs, mt.dt, MPI_COMM_WORLD));
     check(what, recv, want, at * es);
     free(send), free(recv), free(want);
@@ -496,10 +558,10 @@ static void test_vmoves(size_t n, movetype_t mt, int inplace, int salt) {
       if (ip) memcpy(recv + (size_t)displs[rank] * es, want + (size_t)displs[rank] * es, mine);
       else pattern(send, mine, me + 500, salt + root);
       if (rank == root)
-        check_rc(what, MPI_Gatherv(ip ? MPI_IN_PLACE : send, counts[rank], mt.dt, recv, counts,
+        check_rc(what, CALL(MPI_Gatherv, MPI_Igatherv, ip ? MPI_IN_PLACE : send, counts[rank], mt.dt, recv, counts,
                                    displs, mt.dt, root, MPI_COMM_WORLD));
       else
-        check_rc(what, MPI_Gatherv(send, counts[rank], mt.dt, NULL, NULL, NULL, mt.dt, root,
+        check_rc(what, CALL(MPI_Gatherv, MPI_Igatherv, send, counts[rank], mt.dt, NULL, NULL, NULL, mt.dt, root,
                                    MPI_COMM_WORLD));
       if (rank == root) check(what, recv, want, at * es);
 
@@ -510,10 +572,10 @@ static void test_vmoves(size_t n, movetype_t mt, int inplace, int salt) {
       memcpy(want, send, at * es);
       memset(recv, 0xEE, mine + 1);
       if (rank == root)
-        check_rc(what, MPI_Scatterv(send, counts, displs, mt.dt, ip ? MPI_IN_PLACE : recv,
+        check_rc(what, CALL(MPI_Scatterv, MPI_Iscatterv, send, counts, displs, mt.dt, ip ? MPI_IN_PLACE : recv,
                                     counts[rank], mt.dt, root, MPI_COMM_WORLD));
       else
-        check_rc(what, MPI_Scatterv(NULL, NULL, NULL, mt.dt, recv, counts[rank], mt.dt, root,
+        check_rc(what, CALL(MPI_Scatterv, MPI_Iscatterv, NULL, NULL, NULL, mt.dt, recv, counts[rank], mt.dt, root,
                                     MPI_COMM_WORLD));
       if (ip) check(what, send, want, at * es);
       else check(what, recv, want + (size_t)displs[rank] * es, mine);
@@ -536,9 +598,13 @@ static void test_vmoves(size_t n, movetype_t mt, int inplace, int salt) {
     }
     snprintf(what, sizeof what, "alltoallv %s n=%zu%s%s", mt.name, n, gapped ? " gapped" : "",
              inplace ? " in place" : "");
-    check_rc(what, MPI_Alltoallv(inplace ? MPI_IN_PLACE : send, scounts, sdispls, mt.dt, recv,
-                                 counts, displs, mt.dt, MPI_COMM_WORLD));
+    check_rc(what, CALL(MPI_Alltoallv, MPI_Ialltoallv, inplace ? MPI_IN_PLACE : send, scounts,
+                        sdispls, mt.dt, recv, counts, displs, mt.dt, MPI_COMM_WORLD));
+    /* Open MPI 4.1.4's own MPI_Ialltoallv in place gets rank 3 of 4 wrong
+     * (n = 1000, seen here): MPI's defect unless --strict */
+    defect_now = nb && inplace;
     check(what, recv, want, at * es);
+    defect_now = 0;
   }
   free(counts), free(displs), free(scounts), free(sdispls);
   free(send), free(recv), free(want);
@@ -587,9 +653,9 @@ static void pair_reference(int loc_max, int *out, size_t first, size_t n, int sa
       for (size_t i = 0; i < total; i++)                                                           \
         in[i].value = (VT)pair_value(rank, i, salt), in[i].index = pair_index(rank, i, salt);      \
       const void *sb = ip ? MPI_IN_PLACE : (const void *)send;                                     \
-      int rc = coll == 0   ? MPI_Allreduce(sb, recv, (int)n, mpi, op, MPI_COMM_WORLD)              \
-               : coll == 1 ? MPI_Reduce(sb, recv, (int)n, mpi, op, root, MPI_COMM_WORLD)           \
-                           : MPI_Reduce_scatter_block(sb, recv, (int)n, mpi, op, MPI_COMM_WORLD);  \
+      int rc = coll == 0   ? CALL(MPI_Allreduce, MPI_Iallreduce, sb, recv, (int)n, mpi, op, MPI_COMM_WORLD)              \
+               : coll == 1 ? CALL(MPI_Reduce, MPI_Ireduce, sb, recv, (int)n, mpi, op, root, MPI_COMM_WORLD)           \
+                           : CALL(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, sb, recv, (int)n, mpi, op, MPI_COMM_WORLD);  \
       snprintf(what, sizeof what, "%s %s %s n=%zu%s", coll == 0 ? "allreduce" : coll == 1 ? "reduce" \
                : "reduce_scatter_block", #mpi, opn, n, inplace ? " in place" : "");              \
       check_rc(what, rc);                                                                          \
@@ -655,7 +721,7 @@ static void test_v_holed(int salt) {
       memset(recv, 0xEE, 2 * at * es);
       if (ip) put_block(recv, counts[rank], displs[rank], es, 2 * es, me, salt);
       put_block(send, counts[rank], 0, es, es, me, salt);
-      check_rc(what, MPI_Gatherv(ip ? MPI_IN_PLACE : send, counts[rank], base, recv, counts, displs,
+      check_rc(what, CALL(MPI_Gatherv, MPI_Igatherv, ip ? MPI_IN_PLACE : send, counts[rank], base, recv, counts, displs,
                                  holed, root, MPI_COMM_WORLD));
       if (rank == root) check(what, recv, want, 2 * at * es);
       /* scatterv: the root sends holed (its holes are not sent) */
@@ -664,7 +730,7 @@ static void test_v_holed(int salt) {
       for (size_t r = 0; r < P; r++) put_block(send, counts[r], displs[r], es, 2 * es, r, salt + 1);
       memcpy(want, send, 2 * at * es);
       memset(recv, 0xEE, (size_t)counts[rank] * es + 1);
-      check_rc(what, MPI_Scatterv(send, counts, displs, holed, ip ? MPI_IN_PLACE : recv,
+      check_rc(what, CALL(MPI_Scatterv, MPI_Iscatterv, send, counts, displs, holed, ip ? MPI_IN_PLACE : recv,
                                   counts[rank], base, root, MPI_COMM_WORLD));
       if (ip) {
         check(what, send, want, 2 * at * es);
@@ -692,7 +758,7 @@ static void test_v_holed(int salt) {
         else put_block(send, sc[r], sd[r], es, es, me * P + r, salt + 2);
       }
       snprintf(what, sizeof what, "alltoallv holed %s%s", names[b], inplace ? " in place" : " negative rdispls");
-      check_rc(what, MPI_Alltoallv(inplace ? MPI_IN_PLACE : send, sc, sd, base, rb, rc, rd, holed,
+      check_rc(what, CALL(MPI_Alltoallv, MPI_Ialltoallv, inplace ? MPI_IN_PLACE : send, sc, sd, base, rb, rc, rd, holed,
                                    MPI_COMM_WORLD));
       check(what, recv, want, 2 * rat * es);
     }
@@ -703,7 +769,7 @@ static void test_v_holed(int salt) {
     for (size_t r = 0; r < P; r++) put_block(want, counts[r], displs[r], es, es, r, salt + 3);
     memset(recv, 0xEE, at * es);
     put_block(send, counts[rank], 0, es, es, me, salt + 3);
-    check_rc(what, MPI_Gatherv(send, counts[rank], base, recv + at * es, counts, sd, base, 0,
+    check_rc(what, CALL(MPI_Gatherv, MPI_Igatherv, send, counts[rank], base, recv + at * es, counts, sd, base, 0,
                                MPI_COMM_WORLD));
     if (rank == 0) check(what, recv, want, at * es);
     MPI_Type_free(&holed);
@@ -720,13 +786,13 @@ static void test_v_holed(int salt) {
 static void test_barrier(void) {
   const double late = 0.05;
   for (int k = 0; k < nranks; k++) {
-    check_rc("barrier", MPI_Barrier(MPI_COMM_WORLD)); /* start together */
+    check_rc("barrier", CALL(MPI_Barrier, MPI_Ibarrier, MPI_COMM_WORLD)); /* start together */
     if (rank == k) {
       double until = MPI_Wtime() + late;
       while (MPI_Wtime() < until) continue;
     }
     double t = MPI_Wtime();
-    check_rc("barrier", MPI_Barrier(MPI_COMM_WORLD));
+    check_rc("barrier", CALL(MPI_Barrier, MPI_Ibarrier, MPI_COMM_WORLD));
     double waited = MPI_Wtime() - t;
     checks++;
     if (rank != k && waited < late / 2 && failures++ < 10) /* half: see test_faults.c */
@@ -761,9 +827,9 @@ static void test_fallbacks(void) {
   MPI_Type_commit(&pair);
   for (int i = 0; i < 2 * N; i++) a[i] = (int)value(rank, (size_t)i, OP_SUM, 5);
   reference(T_MPI_INT, OP_SUM, want, 0, 2 * N, 5);
-  check_rc("allreduce user op", MPI_Allreduce(a, b, 2 * N, MPI_INT, op, MPI_COMM_WORLD));
+  check_rc("allreduce user op", CALL(MPI_Allreduce, MPI_Iallreduce, a, b, 2 * N, MPI_INT, op, MPI_COMM_WORLD));
   check("allreduce user op", b, want, sizeof b);
-  check_rc("allreduce derived", MPI_Allreduce(a, b, N, pair, op, MPI_COMM_WORLD));
+  check_rc("allreduce derived", CALL(MPI_Allreduce, MPI_Iallreduce, a, b, N, pair, op, MPI_COMM_WORLD));
   check("allreduce derived", b, want, sizeof b);
   MPI_Op_free(&op);
 
@@ -776,7 +842,7 @@ static void test_fallbacks(void) {
     sw[i] = 0;
     for (int r = 0; r < nranks; r++) sw[i] += (double)value(r, (size_t)i, OP_SUM, 6);
   }
-  check_rc("allreduce long double", MPI_Allreduce(s, sr, N, MPI_LONG_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+  check_rc("allreduce long double", CALL(MPI_Allreduce, MPI_Iallreduce, s, sr, N, MPI_LONG_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
   for (int i = 0; i < N; i++) sg[i] = (double)sr[i];
   check("allreduce long double", sg, sw, sizeof sg);
 
@@ -788,7 +854,7 @@ static void test_fallbacks(void) {
   for (int i = 0; i <= rank; i++) mine[i] = rank * 100 + i;
   for (int r = 0; r < nranks; r++)
     for (int i = 0; i <= r; i++) gw[displs[r] + i] = r * 100 + i;
-  check_rc("allgatherv", MPI_Allgatherv(mine, rank + 1, MPI_INT, gv, counts, displs, MPI_INT,
+  check_rc("allgatherv", CALL(MPI_Allgatherv, MPI_Iallgatherv, mine, rank + 1, MPI_INT, gv, counts, displs, MPI_INT,
                                         MPI_COMM_WORLD));
   check("allgatherv", gv, gw, sizeof(int) * (size_t)total);
 
@@ -803,7 +869,7 @@ static void test_fallbacks(void) {
   for (int i = 0; i < 2 * total; i++) hv[i] = hw[i] = -1;
   for (int r = 0; r < nranks; r++)
     for (int i = 0; i <= r; i++) hw[2 * (displs[r] + i)] = r * 100 + i;
-  check_rc("allgatherv holed", MPI_Allgatherv(mine, rank + 1, MPI_INT, hv, counts, displs, holed,
+  check_rc("allgatherv holed", CALL(MPI_Allgatherv, MPI_Iallgatherv, mine, rank + 1, MPI_INT, hv, counts, displs, holed,
                                               MPI_COMM_WORLD));
   check("allgatherv holed", hv, hw, sizeof(int) * 2 * (size_t)total);
   MPI_Type_free(&holed);
@@ -814,7 +880,7 @@ static void test_fallbacks(void) {
   for (int r = 0; r < nranks; r++) from_end[r] = displs[r] - total;
   for (int i = 0; i < total; i++) gv[i] = -1;
   if (!one_rank_mpich) {
-    check_rc("allgatherv negative displs", MPI_Allgatherv(mine, rank + 1, MPI_INT, gv + total, counts,
+    check_rc("allgatherv negative displs", CALL(MPI_Allgatherv, MPI_Iallgatherv, mine, rank + 1, MPI_INT, gv + total, counts,
                                                           from_end, MPI_INT, MPI_COMM_WORLD));
     check("allgatherv negative displs", gv, gw, sizeof(int) * (size_t)total);
   }
@@ -825,7 +891,7 @@ static void test_fallbacks(void) {
   for (int i = 0; i < total; i++) rs[i] = (int)value(rank, (size_t)i, OP_SUM, 7);
   reference(T_MPI_INT, OP_SUM, rsw, (size_t)displs[rank], (size_t)rank + 1, 7);
   check_rc("reduce_scatter unequal",
-           MPI_Reduce_scatter(rs, rsr, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+           CALL(MPI_Reduce_scatter, MPI_Ireduce_scatter, rs, rsr, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
   check("reduce_scatter unequal", rsr, rsw, sizeof(int) * ((size_t)rank + 1));
   /* the same in place, with the even ranks' blocks empty (rank r: r % 2 x
    * (r + 1) ints), so that the ranks' scratch differs in size */
@@ -837,7 +903,7 @@ static void test_fallbacks(void) {
   for (int i = 0; i < zt; i++) rs[i] = (int)value(rank, (size_t)i, OP_SUM, 9);
   reference(T_MPI_INT, OP_SUM, rsw, (size_t)zat, (size_t)zc[rank], 9);
   check_rc("reduce_scatter unequal in place",
-           MPI_Reduce_scatter(MPI_IN_PLACE, rs, zc, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+           CALL(MPI_Reduce_scatter, MPI_Ireduce_scatter, MPI_IN_PLACE, rs, zc, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
   check("reduce_scatter unequal in place", rs, rsw, sizeof(int) * (size_t)zc[rank]);
   free(zc);
   free(rs), free(gv), free(gw), free(counts), free(displs);
@@ -850,7 +916,7 @@ static void test_fallbacks(void) {
     memcpy(raw + 1 + i * sizeof(double), &v, sizeof v);
   }
   reference(T_MPI_DOUBLE, OP_SUM, dwant, 0, N, 8);
-  check_rc("allreduce misaligned", MPI_Allreduce(MPI_IN_PLACE, mis, N, MPI_DOUBLE, MPI_SUM,
+  check_rc("allreduce misaligned", CALL(MPI_Allreduce, MPI_Iallreduce, MPI_IN_PLACE, mis, N, MPI_DOUBLE, MPI_SUM,
                                                  MPI_COMM_WORLD));
   memcpy(dgot, raw + 1, sizeof dgot);
   check("allreduce misaligned", dgot, dwant, sizeof dgot);
@@ -867,15 +933,15 @@ static void test_fallbacks(void) {
   MPI_Type_vector(ROWS, 1, COLS, MPI_DOUBLE, &column);
   MPI_Type_commit(&column);
   int root = nranks - 1;
-  if (rank == root) check_rc("gather column", MPI_Gather(&m[0][2], 1, column, col, ROWS, MPI_DOUBLE,
+  if (rank == root) check_rc("gather column", CALL(MPI_Gather, MPI_Igather, &m[0][2], 1, column, col, ROWS, MPI_DOUBLE,
                                                          root, MPI_COMM_WORLD));
-  else check_rc("gather column", MPI_Gather(&m[0][2], 1, column, NULL, 0, MPI_DOUBLE, root,
+  else check_rc("gather column", CALL(MPI_Gather, MPI_Igather, &m[0][2], 1, column, NULL, 0, MPI_DOUBLE, root,
                                             MPI_COMM_WORLD));
   if (rank == root) check("gather column", col, colw, sizeof(double) * ROWS * P);
   /* ... and the root scatters them back into every rank's column 1. */
   double back[ROWS][COLS];
   memset(back, 0, sizeof back);
-  check_rc("scatter column", MPI_Scatter(colw, ROWS, MPI_DOUBLE, &back[0][1], 1, column, root,
+  check_rc("scatter column", CALL(MPI_Scatter, MPI_Iscatter, colw, ROWS, MPI_DOUBLE, &back[0][1], 1, column, root,
                                          MPI_COMM_WORLD));
   for (int i = 0; i < ROWS; i++) {
     checks++;
@@ -902,7 +968,7 @@ static void test_fallbacks(void) {
     MPI_Datatype t = derived ? di_type : MPI_DOUBLE_INT;
     const char *name = derived ? "allgather struct (double, int)" : "allgather double_int";
     memset(dig, 0, sizeof(struct di) * 3 * P);
-    check_rc(name, MPI_Allgather(dis, 3, t, dig, 3, t, MPI_COMM_WORLD));
+    check_rc(name, CALL(MPI_Allgather, MPI_Iallgather, dis, 3, t, dig, 3, t, MPI_COMM_WORLD));
     for (int r = 0; r < nranks; r++)
       for (int k = 0; k < 3; k++) {
         checks++;
@@ -922,7 +988,7 @@ static void test_fallbacks(void) {
   int hs, one = 1, sum = 0;
   MPI_Comm_size(half, &hs);
   snprintf(what, sizeof what, "allreduce on a split");
-  check_rc(what, MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, dup));
+  check_rc(what, CALL(MPI_Allreduce, MPI_Iallreduce, &one, &sum, 1, MPI_INT, MPI_SUM, dup));
   check(what, &sum, &hs, sizeof sum);
   MPI_Comm_free(&dup);
   /* Communicators made and freed in turn, of different sizes, one call
@@ -935,7 +1001,7 @@ static void test_fallbacks(void) {
     int cs = 0, got = 0;
     MPI_Comm_size(c, &cs);
     snprintf(what, sizeof what, "allreduce on communicator %d of a series", k);
-    check_rc(what, MPI_Allreduce(&one, &got, 1, MPI_INT, MPI_SUM, c));
+    check_rc(what, CALL(MPI_Allreduce, MPI_Iallreduce, &one, &got, 1, MPI_INT, MPI_SUM, c));
     check(what, &got, &cs, sizeof got);
     MPI_Comm_free(&c);
   }
@@ -947,11 +1013,109 @@ static void test_fallbacks(void) {
     int mine1 = rank + 1, got = 0, other = 0;
     for (int r = 0; r < nranks; r++)
       if (r % 2 != rank % 2) other += r + 1;
-    check_rc("allreduce intercomm", MPI_Allreduce(&mine1, &got, 1, MPI_INT, MPI_SUM, inter));
+    check_rc("allreduce intercomm", CALL(MPI_Allreduce, MPI_Iallreduce, &mine1, &got, 1, MPI_INT, MPI_SUM, inter));
     check("allreduce intercomm", &got, &other, sizeof got);
     MPI_Comm_free(&inter);
   }
   MPI_Comm_free(&half);
+}
+
+/* ---- several non-blocking collectives at once ---- */
+
+/* The sum over ranks of (r + 1) * (i % 7 + 1), element i. */
+static int nb_sum(size_t i) { return nranks * (nranks + 1) / 2 * (int)(i % 7 + 1); }
+
+static void nb_check_ints(const char *what, const int *got, size_t n, int (*want)(size_t)) {
+  checks++;
+  for (size_t i = 0; i < n; i++)
+    if (got[i] != want(i)) {
+      if (failures++ < 10)
+        fprintf(stderr, "rank %d: FAIL %s: element %zu is %d, not %d\n", rank, what, i, got[i],
+                want(i));
+      return;
+    }
+}
+
+static int bcast_value(size_t i) { return (int)(i * 3 + 1); }
+
+/* - three collectives outstanding on one communicator, completed in the
+ *   reverse order, and with a ring of point-to-point messages in one
+ *   MPI_Waitall;
+ * - a blocking MPI_Recv on rank 0 whose message rank 1 sends only after
+ *   its MPI_Wait for an all-reduce returns: valid MPI, which completes only
+ *   if MPI_Recv moves rank 0's part of the all-reduce along;
+ * - under the drop-in (--strict), a communicator freed while its call is
+ *   outstanding, and MPI_Request_free on a collective's
+ *   request is refused with MPI_ERR_REQUEST (MPI makes it erroneous). */
+static void test_nonblocking(void) {
+  enum { N = 20000 }; /* 80 KB: more than one eager message */
+  int *a = malloc(N * sizeof(int)), *sa = malloc(N * sizeof(int)), *b = malloc(N * sizeof(int));
+  int *g = malloc((size_t)nranks * 4 * sizeof(int)), mine[4];
+  for (size_t i = 0; i < N; i++) sa[i] = (rank + 1) * (int)(i % 7 + 1);
+  for (size_t i = 0; i < N; i++) b[i] = rank == 0 ? bcast_value(i) : -1;
+  for (int k = 0; k < 4; k++) mine[k] = rank * 4 + k;
+  MPI_Request q[5];
+  check_rc("iallreduce of three", MPI_Iallreduce(sa, a, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[0]));
+  check_rc("ibcast of three", MPI_Ibcast(b, N, MPI_INT, 0, MPI_COMM_WORLD, &q[1]));
+  check_rc("iallgather of three", MPI_Iallgather(mine, 4, MPI_INT, g, 4, MPI_INT, MPI_COMM_WORLD, &q[2]));
+  check_rc("wait for the third", MPI_Wait(&q[2], MPI_STATUS_IGNORE));
+  checks++;
+  for (int i = 0; i < nranks * 4; i++)
+    if (g[i] != i && failures++ < 10) fprintf(stderr, "rank %d: FAIL iallgather of three [%d]\n", rank, i);
+  int left = (rank + nranks - 1) % nranks, right = (rank + 1) % nranks, from = -1;
+  MPI_Irecv(&from, 1, MPI_INT, left, 9, MPI_COMM_WORLD, &q[2]);
+  MPI_Isend(&rank, 1, MPI_INT, right, 9, MPI_COMM_WORLD, &q[3]);
+  MPI_Status st[4];
+  check_rc("waitall of two collectives and a ring", MPI_Waitall(4, q, st));
+  nb_check_ints("iallreduce of three", a, N, nb_sum);
+  nb_check_ints("ibcast of three", b, N, bcast_value);
+  checks++;
+  if (from != left && failures++ < 10) fprintf(stderr, "rank %d: FAIL ring got %d\n", rank, from);
+
+  /* progress inside a blocking receive */
+  memset(a, 0, N * sizeof(int));
+  check_rc("iallreduce before a receive",
+           MPI_Iallreduce(sa, a, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[0]));
+  int token = -1;
+  if (rank == 0 && nranks > 1) {
+    check_rc("recv while an iallreduce is outstanding",
+             MPI_Recv(&token, 1, MPI_INT, 1, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    check_rc("wait after the receive", MPI_Wait(&q[0], MPI_STATUS_IGNORE));
+  } else {
+    check_rc("wait before the send", MPI_Wait(&q[0], MPI_STATUS_IGNORE));
+    if (rank == 1) MPI_Send(&rank, 1, MPI_INT, 0, 10, MPI_COMM_WORLD);
+  }
+  nb_check_ints("iallreduce before a receive", a, N, nb_sum);
+
+  /* A communicator freed before its call completes, which MPI allows; Open
+   * MPI 4.1.4's own MPI_Iallreduce then crashes in MPI_Wait (seen here), so
+   * only the drop-in (--strict) is tried. */
+  MPI_Comm dup;
+  if (strict) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    memset(a, 0, N * sizeof(int));
+    check_rc("iallreduce on a freed communicator",
+             MPI_Iallreduce(sa, a, N, MPI_INT, MPI_SUM, dup, &q[0]));
+    MPI_Comm_free(&dup);
+    check_rc("wait on a freed communicator", MPI_Wait(&q[0], MPI_STATUS_IGNORE));
+    nb_check_ints("iallreduce on a freed communicator", a, N, nb_sum);
+  }
+
+  if (strict) { /* MPI itself may free such a request */
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    check_rc("iallreduce to free", MPI_Iallreduce(sa, a, N, MPI_INT, MPI_SUM, dup, &q[0]));
+    MPI_Request kept = q[0];
+    int rc = MPI_Request_free(&q[0]), cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    checks++;
+    if ((cls != MPI_ERR_REQUEST || q[0] != kept) && failures++ < 10)
+      fprintf(stderr, "rank %d: FAIL MPI_Request_free of a collective's request: class %d\n", rank, cls);
+    check_rc("wait after a refused free", MPI_Wait(&q[0], MPI_STATUS_IGNORE));
+    nb_check_ints("iallreduce to free", a, N, nb_sum);
+    MPI_Comm_free(&dup);
+  }
+  free(a), free(sa), free(b), free(g);
 }
 
 int main(int argc, char **argv) {
@@ -961,8 +1125,9 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--strict")) strict = 1;
+    else if (!strcmp(argv[i], "--nb")) nb = 1;
     else {
-      if (rank == 0) fprintf(stderr, "usage: test_dropin [--quick] [--strict]\n");
+      if (rank == 0) fprintf(stderr, "usage: test_dropin [--quick] [--strict] [--nb]\n");
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
@@ -999,6 +1164,7 @@ int main(int argc, char **argv) {
   test_fallbacks();
   test_v_holed(salt++);
   test_barrier();
+  test_nonblocking();
 
   /* Gather every rank's counts and digest with point-to-point messages,
    * which the interposer leaves alone. */

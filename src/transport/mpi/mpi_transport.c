@@ -1,5 +1,7 @@
 /* mpi_transport.c - the executor's transport between processes: MPI_Isend /
- * MPI_Irecv of bytes, completions gathered with MPI_Testsome / MPI_Waitsome.
+ * MPI_Irecv of bytes, completions gathered with MPI_Testsome. It calls the
+ * PMPI_ names, so that an MPI interposer (the drop-in's completion calls
+ * among them) never sees pccl's own messages.
  * The communicator is pccl's own duplicate with MPI_ERRORS_RETURN, so MPI
  * failures come back as codes. Messages are at most INT_MAX bytes (the
  * builder splits longer ones). */
@@ -67,7 +69,7 @@ static pccl_status_t mpi_isend(void *ctx, int peer, int tag, const void *buf, si
                                uint32_t slot) {
   pccl_mpi_tp_t *t = ctx;
   if (t->nactive >= t->cap || bytes > INT_MAX) return PCCL_ERR_INTERNAL;
-  int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, t->comm, &t->reqs[t->nactive]);
+  int rc = PMPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, t->comm, &t->reqs[t->nactive]);
   return post(t, rc, slot, NULL);
 }
 
@@ -75,7 +77,7 @@ static pccl_status_t mpi_irecv_var(void *ctx, int peer, int tag, void *buf, size
                                    size_t *received, uint32_t slot) {
   pccl_mpi_tp_t *t = ctx;
   if (t->nactive >= t->cap || cap > INT_MAX) return PCCL_ERR_INTERNAL;
-  int rc = MPI_Irecv(buf, (int)cap, MPI_BYTE, peer, tag, t->comm, &t->reqs[t->nactive]);
+  int rc = PMPI_Irecv(buf, (int)cap, MPI_BYTE, peer, tag, t->comm, &t->reqs[t->nactive]);
   return post(t, rc, slot, received);
 }
 
@@ -91,7 +93,7 @@ static pccl_status_t mpi_poll(void *ctx, uint32_t *done, int max, int *ndone) {
   int outcount = 0;
   /* Real statuses rather than MPI_STATUSES_IGNORE: MPICH's sentinel for the
    * latter trips GCC's buffer-size checks. */
-  int rc = MPI_Testsome(t->nactive, t->reqs, &outcount, t->indices, t->statuses);
+  int rc = PMPI_Testsome(t->nactive, t->reqs, &outcount, t->indices, t->statuses);
   if (rc != MPI_SUCCESS) return check(t, rc);
   if (outcount == MPI_UNDEFINED) outcount = 0;
   if (outcount > max) return PCCL_ERR_INTERNAL; /* the executor sizes done[] for all */
