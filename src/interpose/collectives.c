@@ -16,11 +16,39 @@ static MPI_Request blocking_request;
 #define BLOCKING (&blocking_request)
 
 /* pccl_ip_start for the blocking call `id` or, with a request, its
- * non-blocking form; a NULL request is left to MPI to answer. */
+ * non-blocking form, which is left to MPI when a NULL request (for MPI to
+ * answer) or smaller than PCCL_MPI_NB_MIN. `bytes` is the call's size as
+ * every rank sees it (SIZE_MAX where the ranks do not share it); only read
+ * when `why` is PCCL_IP_TAKEN, the arguments then being valid. */
 static int start(pccl_ip_call_t *c, pccl_ip_call_id_t id, MPI_Comm comm, pccl_ip_reason_t why,
-                 MPI_Request *req) {
-  if (req != BLOCKING) id = (pccl_ip_call_id_t)(id + PCCL_IP_NBLOCKING);
-  return pccl_ip_start(c, id, comm, req ? why : PCCL_IP_INVALID);
+                 MPI_Request *req, size_t bytes) {
+  if (req != BLOCKING) {
+    id = (pccl_ip_call_id_t)(id + PCCL_IP_NBLOCKING);
+    if (!req) why = PCCL_IP_INVALID;
+    else if (why == PCCL_IP_TAKEN && pccl_ip_nb_small(bytes)) why = PCCL_IP_SMALL;
+  }
+  return pccl_ip_start(c, id, comm, why);
+}
+
+/* A non-blocking call's size for start(), computed only for one (the
+ * blocking calls' cost stays as it was). */
+#define NB_BYTES(req, expr) ((req) == BLOCKING ? 0 : (expr))
+
+/* counts[0..size-1] elements of dt, in bytes, over comm's ranks; the
+ * counts have been checked. */
+static size_t sum_bytes(const int counts[], MPI_Datatype dt, MPI_Comm comm) {
+  int size = 0;
+  size_t n = 0;
+  if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &size);
+  for (int i = 0; i < size; i++) n += (size_t)counts[i];
+  return pccl_ip_bytes(n, dt);
+}
+
+/* `blk` bytes per rank of comm. */
+static size_t per_rank(size_t blk, MPI_Comm comm) {
+  int size = 0;
+  if (comm != MPI_COMM_NULL) PMPI_Comm_size(comm, &size);
+  return blk * (size_t)size;
 }
 
 /* The pccl call: blocking, or issued with the op's request. */
@@ -188,7 +216,8 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
   pccl_ip_call_t c;
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
-  if (!start(&c, PCCL_IP_ALLREDUCE, comm, reduce_reason(count, dt, op, &pd, &po), req))
+  if (!start(&c, PCCL_IP_ALLREDUCE, comm, reduce_reason(count, dt, op, &pd, &po), req,
+             NB_BYTES(req, pccl_ip_bytes((size_t)count, dt))))
     return c.rc ? c.rc
                 : PMPI_EITHER(req, PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm),
                               PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, req));
@@ -214,7 +243,8 @@ static int scan(pccl_ip_call_id_t id, const void *sendbuf, void *recvbuf, int co
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
   int exclusive = id == PCCL_IP_EXSCAN;
-  if (!start(&c, id, comm, reduce_reason(count, dt, op, &pd, &po), req)) {
+  if (!start(&c, id, comm, reduce_reason(count, dt, op, &pd, &po), req,
+             NB_BYTES(req, pccl_ip_bytes((size_t)count, dt)))) {
     if (c.rc) return c.rc;
     if (exclusive)
       return PMPI_EITHER(req, PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm),
@@ -318,7 +348,7 @@ static int reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcoun
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
   if (!start(&c, PCCL_IP_REDUCE_SCATTER_BLOCK, comm, reduce_reason(recvcount, dt, op, &pd, &po),
-             req))
+             req, NB_BYTES(req, per_rank(pccl_ip_bytes((size_t)recvcount, dt), comm))))
     return c.rc ? c.rc
                 : PMPI_EITHER(req,
                               PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm),
@@ -350,7 +380,8 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcoun
   int equal = 1;
   pccl_ip_reason_t why = counts_reason(recvcounts, comm, &equal);
   if (why == PCCL_IP_TAKEN) why = reduce_reason(recvcounts[0], dt, op, &pd, &po);
-  if (!start(&c, PCCL_IP_REDUCE_SCATTER, comm, why, req))
+  if (!start(&c, PCCL_IP_REDUCE_SCATTER, comm, why, req,
+             NB_BYTES(req, why == PCCL_IP_TAKEN ? sum_bytes(recvcounts, dt, comm) : 0)))
     return c.rc ? c.rc
                 : PMPI_EITHER(req, PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm),
                               PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm,
@@ -366,7 +397,8 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
   pccl_ip_call_t c;
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
-  if (!start(&c, PCCL_IP_REDUCE, comm, reduce_reason(count, dt, op, &pd, &po), req))
+  if (!start(&c, PCCL_IP_REDUCE, comm, reduce_reason(count, dt, op, &pd, &po), req,
+             NB_BYTES(req, pccl_ip_bytes((size_t)count, dt))))
     return c.rc ? c.rc
                 : PMPI_EITHER(req, PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm),
                               PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, req));
@@ -387,7 +419,8 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 static int bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm,
                  MPI_Request *req) {
   pccl_ip_call_t c;
-  if (!start(&c, PCCL_IP_BCAST, comm, move_reason(count, dt, 0, dt), req))
+  if (!start(&c, PCCL_IP_BCAST, comm, move_reason(count, dt, 0, dt), req,
+             NB_BYTES(req, pccl_ip_bytes((size_t)count, dt))))
     return c.rc ? c.rc
                 : PMPI_EITHER(req, PMPI_Bcast(buffer, count, dt, root, comm),
                               PMPI_Ibcast(buffer, count, dt, root, comm, req));
@@ -413,7 +446,8 @@ static int everyone(pccl_ip_call_id_t id, const void *sendbuf, int sendcount,
   int inplace = sendbuf == MPI_IN_PLACE, alltoall = id == PCCL_IP_ALLTOALL;
   pccl_ip_reason_t why = inplace ? move_reason(recvcount, recvtype, 0, recvtype)
                                  : move_reason(sendcount, sendtype, recvcount, recvtype);
-  if (!start(&c, id, comm, why, req)) {
+  if (!start(&c, id, comm, why, req,
+             NB_BYTES(req, per_rank(pccl_ip_bytes((size_t)recvcount, recvtype), comm)))) {
     if (c.rc) return c.rc;
     if (alltoall)
       return PMPI_EITHER(req, PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -479,7 +513,10 @@ static int scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
   int at_root = rank_in(comm) == root, inplace = at_root && recvbuf == MPI_IN_PLACE;
   size_t blk;
   if (!start(&c, PCCL_IP_SCATTER, comm,
-             rooted_reason(at_root, inplace, sendcount, sendtype, recvcount, recvtype), req))
+             rooted_reason(at_root, inplace, sendcount, sendtype, recvcount, recvtype), req,
+             NB_BYTES(req, per_rank(at_root ? pccl_ip_bytes((size_t)sendcount, sendtype)
+                                            : pccl_ip_bytes((size_t)recvcount, recvtype),
+                                    comm))))
     return c.rc ? c.rc
                 : PMPI_EITHER(req, PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                 recvtype, root, comm),
@@ -509,7 +546,10 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
   int at_root = rank_in(comm) == root, inplace = sendbuf == MPI_IN_PLACE;
   size_t blk;
   if (!start(&c, PCCL_IP_GATHER, comm,
-             rooted_reason(at_root, inplace, recvcount, recvtype, sendcount, sendtype), req))
+             rooted_reason(at_root, inplace, recvcount, recvtype, sendcount, sendtype), req,
+             NB_BYTES(req, per_rank(at_root ? pccl_ip_bytes((size_t)recvcount, recvtype)
+                                            : pccl_ip_bytes((size_t)sendcount, sendtype),
+                                    comm))))
     return c.rc ? c.rc
                 : PMPI_EITHER(req, PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                recvtype, root, comm),
@@ -532,7 +572,7 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 static int barrier(MPI_Comm comm, MPI_Request *req) {
   pccl_ip_call_t c;
-  if (!start(&c, PCCL_IP_BARRIER, comm, PCCL_IP_TAKEN, req))
+  if (!start(&c, PCCL_IP_BARRIER, comm, PCCL_IP_TAKEN, req, 0))
     return c.rc ? c.rc : PMPI_EITHER(req, PMPI_Barrier(comm), PMPI_Ibarrier(comm, req));
   op_t local, *o = op_new(&local, &c, req);
   return o ? op_issued(o, ISSUE(o, barrier, o->c.pc), req) : c.rc;
@@ -655,7 +695,8 @@ static int allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
   pccl_ip_call_t c;
   int inplace = sendbuf == MPI_IN_PLACE;
   if (!start(&c, PCCL_IP_ALLGATHERV, comm,
-             v_reason(1, inplace, recvcounts, displs, recvtype, sendcount, sendtype, comm), req))
+             v_reason(1, inplace, recvcounts, displs, recvtype, sendcount, sendtype, comm), req,
+             NB_BYTES(req, recvcounts ? sum_bytes(recvcounts, recvtype, comm) : 0)))
     return c.rc ? c.rc
                 : PMPI_EITHER(req, PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf,
                                                    recvcounts, displs, recvtype, comm),
@@ -684,7 +725,7 @@ static int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
   int at_root = rank_in(comm) == root, inplace = sendbuf == MPI_IN_PLACE;
   if (!start(&c, PCCL_IP_GATHERV, comm,
              v_reason(at_root, inplace, recvcounts, displs, recvtype, sendcount, sendtype, comm),
-             req))
+             req, SIZE_MAX))
     return c.rc ? c.rc
                 : PMPI_EITHER(req, PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                                 displs, recvtype, root, comm),
@@ -716,7 +757,7 @@ static int scatterv(const void *sendbuf, const int sendcounts[], const int displ
   int at_root = rank_in(comm) == root, inplace = recvbuf == MPI_IN_PLACE;
   if (!start(&c, PCCL_IP_SCATTERV, comm,
              v_reason(at_root, inplace, sendcounts, displs, sendtype, recvcount, recvtype, comm),
-             req))
+             req, SIZE_MAX))
     return c.rc ? c.rc
                 : PMPI_EITHER(req, PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
                                                  recvcount, recvtype, root, comm),
@@ -751,7 +792,7 @@ static int alltoallv(const void *sendbuf, const int sendcounts[], const int sdis
   int inplace = sendbuf == MPI_IN_PLACE;
   pccl_ip_reason_t why = many_reason(recvcounts, rdispls, recvtype, comm);
   if (why == PCCL_IP_TAKEN && !inplace) why = many_reason(sendcounts, sdispls, sendtype, comm);
-  if (!start(&c, PCCL_IP_ALLTOALLV, comm, why, req))
+  if (!start(&c, PCCL_IP_ALLTOALLV, comm, why, req, SIZE_MAX))
     return c.rc ? c.rc
                 : PMPI_EITHER(req, PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                                   recvcounts, rdispls, recvtype, comm),

@@ -62,7 +62,8 @@ typedef enum {
   X(INTERCOMM, "intercomm", "inter-communicator")                                        \
   X(DATATYPE, "datatype", "a reduction on a datatype pccl has not (derived, long double, complex, ...)") \
   X(OP, "op", "an op pccl has not (user-defined, MPI_REPLACE, MPI_NO_OP)")               \
-  X(UNDEFINED, "undefined", "an op MPI does not define on the datatype (left to MPI to answer)")
+  X(UNDEFINED, "undefined", "an op MPI does not define on the datatype (left to MPI to answer)") \
+  X(SMALL, "small", "a non-blocking call below PCCL_MPI_NB_MIN bytes, or one whose size the ranks do not share (MPI_Igatherv, MPI_Iscatterv, MPI_Ialltoallv) while it is not 0")
 
 typedef enum {
 #define PCCL_IP_REASON_ENUM(id, key, text) PCCL_IP_##id,
@@ -110,6 +111,11 @@ void pccl_ip_unhold(void *entry);
 /* Raises an error of class `cls` on `comm` through its error handler;
  * returns the code. */
 int pccl_ip_raise(MPI_Comm comm, int cls, const char *msg);
+
+/* Whether a non-blocking call of `bytes` (alike on every rank; SIZE_MAX
+ * for a call whose size the ranks do not share) is left to MPI because of
+ * PCCL_MPI_NB_MIN. */
+int pccl_ip_nb_small(size_t bytes);
 
 /* Whether this thread is inside pccl, whose own MPI calls go straight to
  * MPI; pccl_ip_enter and pccl_ip_exit bracket a call into pccl made from
