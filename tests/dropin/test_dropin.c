@@ -302,7 +302,7 @@ static int complete(int rc, MPI_Request *req) {
       if (rc == MPI_SUCCESS && (out != 1 || idx[0] != 1)) nb_fail("MPI_Waitsome", "not {1}");
       break;
     case 5:
-      while (rc == MPI_SUCCESS && !flag) rc = MPI_Testall(2, two, &flag, MPI_STATUSES_IGNORE);
+      while (rc == MPI_SUCCESS && !flag) rc = MPI_Testall(2, two, &flag, st);
       *req = two[1];
       break;
     case 6:
