@@ -276,14 +276,35 @@ pccl_status_t pccl_gen_allreduce_recmul(pccl_sb_t *sb, const pccl_coll_args_t *a
  * shifted by the base-k digits of s. One in-place cycle permutation of the
  * blocks (kernels/permute.c) puts them in rank order at the end. */
 
-/* The virtual rank in slot s of virtual rank v's buffer. */
-static int slot_owner(const pccl_fold_t *f, int v, int s) {
-  int u = v, top = f->P / f->k; /* the digit changed in the slot's round */
-  for (int j = 0; j < f->rounds; j++, s /= f->k, top /= f->k) {
-    int digit = (v / top) % f->k;
-    u += (((digit + s % f->k) % f->k) - digit) * top;
+/* The virtual ranks in the slots of virtual rank v's buffer, slot after
+ * slot: slot s holds v with each base-k digit j of s (least significant
+ * first) added, mod k, to v's digit in round j's place (most significant
+ * first). Counting s up as a base-k counter changes one place per slot
+ * amortized, so all P slots cost O(P), not O(P log P) divisions: at 32 k
+ * ranks, the per-slot form took most of the simulator's generation time. */
+typedef struct {
+  int k, rounds, u;
+  int s[32], cur[32], top[32]; /* s's digits, v's shifted digits, their place */
+} slot_walk_t;
+
+static slot_walk_t slot_walk(const pccl_fold_t *f, int v) {
+  slot_walk_t w = {f->k, f->rounds, v, {0}, {0}, {0}};
+  int top = f->P / f->k;
+  for (int j = 0; j < f->rounds; j++, top /= f->k) {
+    w.top[j] = top;
+    w.cur[j] = (v / top) % f->k;
   }
-  return u;
+  return w;
+}
+
+static void slot_next(slot_walk_t *w) {
+  for (int j = 0; j < w->rounds; j++) {
+    int was = w->cur[j];
+    w->cur[j] = was + 1 == w->k ? 0 : was + 1;
+    w->u += (w->cur[j] - was) * w->top[j];
+    if (++w->s[j] < w->k) return;
+    w->s[j] = 0; /* carry into the next digit */
+  }
 }
 
 static int group_size(const pccl_fold_t *f, int v) {
@@ -306,8 +327,9 @@ pccl_status_t pccl_gen_allgather_precmul(pccl_sb_t *sb, const pccl_coll_args_t *
   uint32_t *src_of = pccl_sb_scratch(sb, (size_t)a->nranks * sizeof(uint32_t));
   if (!at || !src_of) return PCCL_ERR_NO_MEMORY;
   at[0] = 0;
-  for (int s = 0; s < f.P; s++) {
-    int u = slot_owner(&f, f.v, s);
+  slot_walk_t w = slot_walk(&f, f.v);
+  for (int s = 0; s < f.P; s++, slot_next(&w)) {
+    int u = w.u;
     for (int b = 0; b < group_size(&f, u); b++) src_of[pccl_fold_first(&f, u) + b] = (uint32_t)(at[s] + (size_t)b);
     at[s + 1] = at[s] + (size_t)group_size(&f, u);
   }

@@ -124,6 +124,7 @@ typedef struct {
   int k;
   const pccl_topo_t *topo;
   size_t full_max_steps; /* see pccl__sim_graph_build */
+  int *over;             /* set when c->max_steps is passed */
 } gen_ctx_t;
 
 /* Rank r's schedule, as coll.c's generate() builds it (a pccl_sim_gen_fn). */
@@ -284,6 +285,16 @@ static pccl_status_t append_failed(int r, pccl_status_t st, char *msg, size_t le
   return st;
 }
 
+/* Whether the graph, rank r's steps just added, holds more than the case's
+ * max_steps (see pccl_sim_case_t); says so in msg. */
+static int over_max_steps(const gen_ctx_t *x, const builder_t *b, int r, char *msg, size_t len) {
+  if (!x->c->max_steps || b->g->nsteps <= x->c->max_steps) return 0;
+  *x->over = 1;
+  say(msg, len, "more than %zu steps to simulate (past them at rank %d of %d)", x->c->max_steps, r,
+      x->c->nranks);
+  return 1;
+}
+
 /* Every rank's schedule, each converted and freed at once. */
 static pccl_status_t add_all_ranks(gen_ctx_t *x, builder_t *b, char *msg, size_t len) {
   const pccl_sim_case_t *c = x->c;
@@ -295,6 +306,7 @@ static pccl_status_t add_all_ranks(gen_ctx_t *x, builder_t *b, char *msg, size_t
     st = append_rank(b, &s, r, x->c->elem_size);
     pccl_sched_free(&s);
     if (st != PCCL_OK) return append_failed(r, st, msg, len);
+    if (over_max_steps(x, b, r, msg, len)) return PCCL_ERR_UNSUPPORTED;
   }
   return PCCL_OK;
 }
@@ -320,6 +332,7 @@ static pccl_status_t add_classes(gen_ctx_t *x, builder_t *b, char *msg, size_t l
   for (int i = 0; i < r && st == PCCL_OK && g->sym; i++) {
     st = append_rank(b, &rep[i], i, x->c->elem_size);
     if (st != PCCL_OK) append_failed(i, st, msg, len);
+    else if (over_max_steps(x, b, i, msg, len)) st = PCCL_ERR_UNSUPPORTED;
   }
   for (int i = 0; i < r; i++) pccl_sched_free(&rep[i]);
   free(rep);
@@ -327,8 +340,9 @@ static pccl_status_t add_classes(gen_ctx_t *x, builder_t *b, char *msg, size_t l
 }
 
 pccl_status_t pccl__sim_graph_build(const pccl_sim_case_t *c, int k, size_t full_max_steps,
-                                    pccl_sim_graph_t *g, char *msg, size_t len) {
+                                    pccl_sim_graph_t *g, int *over, char *msg, size_t len) {
   memset(g, 0, sizeof(*g));
+  *over = 0;
   g->nranks = c->nranks;
   g->ranks_per_node = c->ranks_per_node;
   pccl_topo_t topo;
@@ -346,7 +360,7 @@ pccl_status_t pccl__sim_graph_build(const pccl_sim_case_t *c, int k, size_t full
   }
   builder_t b = {.g = g, .sizer = sizer, .ratio = c->ratio > 0 ? c->ratio : 1.0,
                  .last_cap = SIZE_MAX, .last_count = SIZE_MAX};
-  gen_ctx_t x = {c, k, &topo, full_max_steps};
+  gen_ctx_t x = {c, k, &topo, full_max_steps, over};
   st = c->full ? PCCL_OK : add_classes(&x, &b, msg, len);
   if (st == PCCL_OK && !g->sym) st = add_all_ranks(&x, &b, msg, len);
   pccl_sb_destroy(sizer);

@@ -68,7 +68,8 @@ pccl_status_t pccl_sim_run(const pccl_profile_t *p, const pccl_sim_case_t *c,
 
   pccl_sim_graph_t g;
   double t0 = now();
-  st = pccl__sim_graph_build(c, k, full_max_steps(p), &g, out->message, sizeof out->message);
+  st = pccl__sim_graph_build(c, k, full_max_steps(p), &g, &out->over_max_steps, out->message,
+                             sizeof out->message);
   double t1 = now();
   out->gen_wall = t1 - t0;
   if (st != PCCL_OK) return st;

@@ -86,6 +86,12 @@ typedef struct {
    * "generating" or "simulating", `done` of `total` ranks or steps. */
   void (*progress)(void *ctx, const char *phase, size_t done, size_t total);
   void *progress_ctx;
+  /* 0: no limit. Otherwise a job whose simulation would hold more steps
+   * than this (every rank's, where it does not run as classes) is not
+   * built whole: pccl_sim_run stops generating once past it and fails with
+   * PCCL_ERR_UNSUPPORTED and over_max_steps set. pccl-tune leaves such
+   * candidates out rather than spend minutes on one of them. */
+  size_t max_steps;
 } pccl_sim_case_t;
 
 typedef struct {
@@ -93,6 +99,7 @@ typedef struct {
   size_t nmessages;   /* point-to-point messages of all ranks */
   size_t nsteps;      /* steps of all ranks */
   int classes;        /* ranks simulated, one per class; 0: every rank */
+  int over_max_steps; /* 1: failed because the case's max_steps was passed */
   double gen_wall;    /* wall-clock seconds spent generating the schedules */
   double sim_wall;    /* wall-clock seconds spent matching and simulating */
   char message[PCCL_PROFILE_TEXT]; /* why pccl_sim_run failed; "" on success */
@@ -105,7 +112,8 @@ typedef struct {
  * 0, a k the algorithm does not take, a ratio neither 0 nor finite and >= 1);
  * PCCL_ERR_OVERFLOW (buffers larger than PTRDIFF_MAX); PCCL_ERR_CONFIG (p
  * fails pccl_profile_check); PCCL_ERR_NO_MEMORY; PCCL_ERR_UNSUPPORTED (more
- * than 2^32 - 2 steps or dependencies); a generator's own error;
+ * than 2^32 - 2 steps or dependencies, or than c->max_steps, which sets
+ * out->over_max_steps); a generator's own error;
  * PCCL_ERR_INTERNAL (sends and receives do not pair up, the schedules
  * deadlock, or a compressed slot has a size no element count gives).
  * out->message says what went wrong. */

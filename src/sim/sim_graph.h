@@ -56,9 +56,10 @@ int pccl__sim_virtual_sender(const pccl_sim_graph_t *g, int from, int to);
  * freeing each at once; or, unless c->full, node 0's only where the
  * schedules allow classes and the whole job's would hold more than
  * `full_max_steps` steps (0: whenever they allow classes). On failure `msg`
- * says why and g is empty. */
+ * says why and g is empty; *over is set when the failure is c->max_steps
+ * passed (PCCL_ERR_UNSUPPORTED). */
 pccl_status_t pccl__sim_graph_build(const pccl_sim_case_t *c, int k, size_t full_max_steps,
-                                    pccl_sim_graph_t *g, char *msg, size_t msglen);
+                                    pccl_sim_graph_t *g, int *over, char *msg, size_t msglen);
 /* Pairs every send with its receive (sets match and nmessages);
  * PCCL_ERR_INTERNAL, with the pair of ranks in `msg`, when they do not pair. */
 pccl_status_t pccl__sim_graph_match(pccl_sim_graph_t *g, char *msg, size_t msglen);

@@ -259,7 +259,7 @@ static int simulate_size(const options_t *o, const pccl_profile_t *p, size_t byt
     const pccl_choice_t *ch = &o->choice[i];
     progress_t pr = {ch->algo->name, bytes, now(), 0};
     pccl_sim_case_t c = {o->coll, ch->algo, ch->k, o->nranks, o->ranks_per_node, count, esize,
-                         o->ratio, o->full, show_progress, &pr};
+                         o->ratio, o->full, show_progress, &pr, 0};
     pccl_sim_result_t r;
     reset_peak();
     pccl_status_t st = pccl_sim_run(p, &c, &r);

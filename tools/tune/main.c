@@ -10,9 +10,15 @@
  * compressed algorithms, their streams simulated at ratio R, against the
  * plain ones, for the collectives that have compressed algorithms.
  *
+ * A candidate whose simulation would hold more than --max-steps steps (a
+ * full simulation that rank classes cannot shorten: k-ring with k not
+ * dividing the node, say, at tens of thousands of ranks) is left out at
+ * that size and above, and the table says so in a comment: one such run
+ * can take minutes where the rest of the layout takes seconds.
+ *
  * usage: pccl-tune --profile FILE --layout N:M [--layout N:M ...] [-o TABLE]
  *                  [--csv FILE] [--c-source FILE] [-c COLLS] [-b 8] [-e 8M]
- *                  [-k 2,3,4,8] [--ratio R] [-q] */
+ *                  [-k 2,3,4,8] [--ratio R] [--max-steps N] [-q] */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +41,7 @@ typedef struct {
   size_t min_bytes, max_bytes;
   int ks[MAX_KS], nks;
   double ratio; /* > 0: also tune the lossy calls, streams at this ratio */
+  size_t max_steps; /* pccl_sim_case_t.max_steps */
   int quiet;
 } options_t;
 
@@ -51,6 +58,8 @@ static void usage(FILE *out) {
         "  -k LIST          values of k for parameterized algorithms (default 2,3,4,8)\n"
         "  --ratio R        also write rows for the lossy calls, compressed streams\n"
         "                   simulated at compression ratio R (>= 1)\n"
+        "  --max-steps N    leave out a candidate whose simulation would hold more than\n"
+        "                   N steps (default 16M, 0: no limit; K, M, G suffixes)\n"
         "  -q               no progress on standard error\n"
         "exit status: 0 success, 1 a simulation failed, 2 bad arguments or profile\n",
         out);
@@ -90,6 +99,7 @@ static int parse_args(int argc, char **argv, options_t *o, char *err) {
   memset(o, 0, sizeof(*o));
   o->min_bytes = 8;
   o->max_bytes = 8u << 20;
+  o->max_steps = (size_t)1 << 24;
   o->ks[0] = 2, o->ks[1] = 3, o->ks[2] = 4, o->ks[3] = 8, o->nks = 4;
   o->colls[0] = PCCL_COLL_ALLGATHER, o->colls[1] = PCCL_COLL_REDUCE_SCATTER;
   o->colls[2] = PCCL_COLL_ALLREDUCE, o->ncolls = 3;
@@ -115,6 +125,7 @@ static int parse_args(int argc, char **argv, options_t *o, char *err) {
     else if (!strcmp(f, "-e")) ok = pccl_cli_size(v, &o->max_bytes);
     else if (!strcmp(f, "-k")) ok = parse_ints(v, o->ks, MAX_KS, 2, PCCL_K_MAX, ',', &o->nks);
     else if (!strcmp(f, "--ratio")) ok = pccl_cli_real(v, 1.0, 1e6, &o->ratio);
+    else if (!strcmp(f, "--max-steps")) ok = pccl_cli_size(v, &o->max_steps);
     else if (!strcmp(f, "--layout")) {
       ok = o->nlayouts < MAX_LAYOUTS &&
            parse_ints(v, o->layouts[o->nlayouts], 2, 1, 1 << 20, ':', &n) && n == 2;
@@ -196,19 +207,28 @@ static void emit(out_t *w, const char *fmt, ...) {
 }
 
 /* The fastest candidate at one size; -1 when the size is below one element
- * per rank, -2 when a simulation failed. */
-static int best_at(const pccl_profile_t *p, const pccl_choice_t *cand, int ncand, pccl_coll_t coll,
-                   int nranks, int rpn, size_t bytes, double ratio, out_t *w) {
+ * per rank (or every candidate is left out), -2 when a simulation failed.
+ * left[i]: the smallest size candidate i was left out at (over max_steps),
+ * 0 while it has not been; from there on it is not simulated again. */
+static int best_at(const options_t *o, const pccl_profile_t *p, const pccl_choice_t *cand,
+                   int ncand, size_t *left, pccl_coll_t coll, int nranks, int rpn, size_t bytes,
+                   double ratio, out_t *w) {
   size_t esize = 4, mult = whole_vector(coll) ? (size_t)nranks : 1;
   size_t count = bytes / (mult * esize);
   if (count == 0) return -1;
   int best = -1;
   double best_t = 0;
   for (int i = 0; i < ncand; i++) {
+    if (left[i]) continue;
     pccl_sim_case_t c = {.coll = coll, .algo = cand[i].algo, .k = cand[i].k, .nranks = nranks,
-                         .ranks_per_node = rpn, .count = count, .elem_size = esize, .ratio = ratio};
+                         .ranks_per_node = rpn, .count = count, .elem_size = esize, .ratio = ratio,
+                         .max_steps = o->max_steps};
     pccl_sim_result_t r;
     if (pccl_sim_run(p, &c, &r) != PCCL_OK) {
+      if (r.over_max_steps) {
+        left[i] = bytes;
+        continue;
+      }
       fprintf(stderr, "pccl-tune: simulating %s %s:%d on %d ranks at %zu bytes failed\n",
               pccl_coll_name(coll), cand[i].algo->name, cand[i].k, nranks, bytes);
       return -2;
@@ -243,10 +263,10 @@ static int tune_coll(const options_t *o, const pccl_profile_t *p, int nranks, in
   pccl_choice_t cand[MAX_CANDS];
   int ncand = candidates(o, coll, lossy, nranks, nnodes, cand);
   pccl_choice_t run = {NULL, 0};
-  size_t run_end = 0;
+  size_t run_end = 0, left[MAX_CANDS] = {0};
   char max[32];
   for (size_t bytes = o->min_bytes; bytes <= o->max_bytes; bytes *= 2) {
-    int b = best_at(p, cand, ncand, coll, nranks, rpn, bytes, lossy ? o->ratio : 0, w);
+    int b = best_at(o, p, cand, ncand, left, coll, nranks, rpn, bytes, lossy ? o->ratio : 0, w);
     progress(w, nranks, rpn, coll, bytes);
     if (b == -2) return 1;
     if (b < 0) continue;
@@ -258,6 +278,12 @@ static int tune_coll(const options_t *o, const pccl_profile_t *p, int nranks, in
     run_end = bytes;
   }
   if (run.algo) emit_row(w, lossy, coll, "inf", run);
+  for (int i = 0; i < ncand; i++)
+    if (left[i]) {
+      emit(w, "# %s%s %s", lossy ? "lossy " : "", pccl_coll_name(coll), cand[i].algo->name);
+      emit(w, cand[i].algo->kset ? ":%d" : "", cand[i].k);
+      emit(w, " left out from %zu B: more than %zu steps to simulate\n", left[i], o->max_steps);
+    }
   return 0;
 }
 
