@@ -29,7 +29,7 @@ pccl_status_t pccl_topo_create(int nranks, const int *node_of, const int *local_
 void pccl_topo_free(pccl_topo_t *t);
 
 /* Groups of k consecutive ranks (the last may be short) as a topology, its
- * arrays in the builder's scratch (nothing to free). */
+ * arrays in the builder's scratch or a shared table (nothing to free). */
 pccl_status_t pccl_topo_groups(pccl_sb_t *sb, int nranks, int k, pccl_topo_t *t);
 
 /* How hierarchical algorithms move data inside a node. */
@@ -323,8 +323,8 @@ static inline pccl_region_t pccl_block(pccl_place_t at, const size_t *boff, int 
 }
 
 /* Block boundaries: block i spans [boff[i], boff[i+1]) elements. */
-size_t *pccl_blocks_equal(pccl_sb_t *sb, int nblocks, size_t block);
-size_t *pccl_blocks_split(pccl_sb_t *sb, int nblocks, size_t count);
+const size_t *pccl_blocks_equal(pccl_sb_t *sb, int nblocks, size_t block);
+const size_t *pccl_blocks_split(pccl_sb_t *sb, int nblocks, size_t count);
 /* The largest of nblocks blocks, in elements. */
 size_t pccl_blocks_largest(const size_t *boff, int nblocks);
 
@@ -409,7 +409,7 @@ int pccl_fold_real(const pccl_fold_t *f, int v);  /* the leader of group v */
 int pccl_fold_in(pccl_sb_t *sb, const pccl_group_t *g, const pccl_fold_t *f, pccl_region_t dst,
                  pccl_region_t local);
 /* Boundaries of each virtual rank's part when member i owns block i. */
-size_t *pccl_fold_blocks(pccl_sb_t *sb, const pccl_fold_t *f, const size_t *boff);
+const size_t *pccl_fold_blocks(pccl_sb_t *sb, const pccl_fold_t *f, const size_t *boff);
 
 /* Recursive multiplying all-gather among the P virtual ranks: virtual rank v
  * contributes elements [vb[v], vb[v+1]) of `out`, already in place. */

@@ -158,7 +158,7 @@ pccl_status_t pccl_gen_reduce_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a)
 
 pccl_status_t pccl_gen_scatter_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g;
-  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  const size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
   if (!boff || !pccl_group_rooted(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
   pccl_place_t src = {PCCL_BUF_SEND, 0};
   if (g.me == 0 && a->root != 0) {
@@ -171,7 +171,7 @@ pccl_status_t pccl_gen_scatter_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a
 
 pccl_status_t pccl_gen_gather_binomial(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g;
-  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  const size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
   if (!boff || !pccl_group_rooted(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   int direct = g.me != 0 || a->root == 0; /* member order is rank order */

@@ -31,15 +31,35 @@
  *   (M-1) alpha + (M-1)/M n beta inside the node, plus n of local copying. */
 #include "algo.h"
 
+/* A run of the shuffle between rank order and a staging order: n blocks
+ * of len elements, the first at `at` in rank order and each next one `step`
+ * further on; in staging order they follow one another. */
+typedef struct {
+  size_t at, len, step;
+  uint32_t n;
+} run_t;
+
 typedef struct {
   const pccl_topo_t *t;
   int k; /* the between-node algorithm's parameter */
   const size_t *boff; /* the collective's blocks, one per rank */
   int node, local, nlocal, maxlocal;
-  size_t *seg; /* seg[v]: where index v's blocks start in the staging vector */
-  size_t *rb;  /* rb[r]: where the part of local rank r starts; rb[nlocal] = total */
-  int *order;  /* the ranks whose blocks make the staging vector, in its order */
+  int uniform; /* every node has maxlocal ranks */
+  const size_t *seg; /* seg[v]: where index v's blocks start in the staging vector */
+  const size_t *rb;  /* rb[r]: where the part of local rank r starts; rb[nlocal] = total */
+  const run_t *runs; /* the shuffle between rank and staging order */
+  size_t nruns;
 } layout_t;
+
+/* The layout's tables depend on the topology, the blocks and the node's size
+ * only, so the ranks of one simulated call share them (pccl_sb_shared) when
+ * those live as long (`lives`); otherwise each rank makes its own. */
+static void *table(pccl_sb_t *sb, int lives, const uint64_t *key, size_t keylen, size_t bytes,
+                   int *fresh) {
+  if (lives) return pccl_sb_shared(sb, key, keylen, bytes, fresh);
+  *fresh = 1;
+  return pccl_sb_scratch(sb, bytes);
+}
 
 static int node_size(const pccl_topo_t *t, int n) { return t->node_off[n + 1] - t->node_off[n]; }
 static int rank_at(const pccl_topo_t *t, int n, int l) { return t->members[t->node_off[n] + l]; }
@@ -59,50 +79,117 @@ static size_t segment_len(const layout_t *L, int v) {
   return len;
 }
 
-static int make_layout(pccl_sb_t *sb, const pccl_topo_t *t, int rank, int k, const size_t *boff,
-                       layout_t *L) {
+static int nranks_of(const pccl_topo_t *t) { return t->node_off[t->nnodes]; }
+
+/* The runs that copy blocks order[0 .. p) (ranks, in staging order) between
+ * the two orders: a run of blocks of one length, evenly spaced on both
+ * sides (one local index's blocks, node after node, on nodes of one size),
+ * is one step, so the shuffle takes steps in proportion to the ranks of a
+ * node, not of the job. */
+static size_t make_runs(const size_t *boff, const int *order, int p, run_t *runs) {
+  size_t n = 0;
+  for (int i = 0, j; i < p; i = j) {
+    size_t len = blen(boff, order[i]);
+    long long step = i + 1 < p ? (long long)boff[order[i + 1]] - (long long)boff[order[i]] : 0;
+    for (j = i + 1; j < p && blen(boff, order[j]) == len &&
+                    (long long)boff[order[j]] - (long long)boff[order[j - 1]] == step;
+         j++) {
+    }
+    if (j - i > 1 && step < (long long)len) j = i + 1; /* not apart: one block */
+    runs[n++] = (run_t){boff[order[i]], len, (size_t)step, (uint32_t)(j - i)};
+  }
+  return n;
+}
+
+/* The largest node's size, and whether every node has it. */
+static const int *node_sizes(pccl_sb_t *sb, const pccl_topo_t *t, int lives) {
+  static const char tag;
+  uint64_t key[2] = {(uintptr_t)&tag, (uintptr_t)t->node_off};
+  int fresh;
+  int *s = table(sb, lives, key, sizeof key, 2 * sizeof(int), &fresh);
+  if (s && fresh) {
+    for (int n = 0; n < t->nnodes; n++)
+      if (node_size(t, n) > s[0]) s[0] = node_size(t, n);
+    s[1] = 1;
+    for (int n = 0; n < t->nnodes; n++) s[1] &= node_size(t, n) == s[0];
+  }
+  return s;
+}
+
+/* seg, rb and the runs in one table: seg[maxlocal], rb[nlocal + 1], the
+ * number of runs, then the runs. */
+static int fill_layout(pccl_sb_t *sb, layout_t *L, size_t *m) {
+  const pccl_topo_t *t = L->t;
+  size_t *seg = m, *rb = m + L->maxlocal, *nruns = rb + L->nlocal + 1;
+  int *order = pccl_sb_scratch(sb, (size_t)nranks_of(t) * sizeof(int));
+  if (!order) return 0;
+  size_t at = L->boff[0];
+  int i = 0;
+  for (int r = 0; r < L->nlocal; r++) {
+    rb[r] = at;
+    for (int v = r; v < L->maxlocal; v += L->nlocal) {
+      seg[v] = at;
+      at += segment_len(L, v);
+      for (int n = 0; n < t->nnodes; n++)
+        if (v < node_size(t, n)) order[i++] = rank_at(t, n, v);
+    }
+  }
+  rb[L->nlocal] = at;
+  *nruns = make_runs(L->boff, order, nranks_of(t), (run_t *)(nruns + 1));
+  return 1;
+}
+
+/* `lives`: t's arrays outlive the builder (the call's topology, or a
+ * shared table). */
+static int make_layout(pccl_sb_t *sb, const pccl_topo_t *t, int lives, int rank, int k,
+                       const size_t *boff, layout_t *L) {
+  static const char tag;
   L->t = t;
   L->k = k;
   L->boff = boff;
   L->node = t->node_of[rank];
   L->nlocal = node_size(t, L->node);
   L->local = local_index(t, L->node, rank);
-  L->maxlocal = 0;
-  for (int n = 0; n < t->nnodes; n++)
-    if (node_size(t, n) > L->maxlocal) L->maxlocal = node_size(t, n);
-  L->seg = pccl_sb_scratch(sb, (size_t)L->maxlocal * sizeof(size_t));
-  L->rb = pccl_sb_scratch(sb, ((size_t)L->nlocal + 1) * sizeof(size_t));
-  L->order = pccl_sb_scratch(sb, (size_t)t->node_off[t->nnodes] * sizeof(int));
-  if (!L->seg || !L->rb || !L->order) return 0;
-  size_t at = boff[0];
-  int i = 0;
-  for (int r = 0; r < L->nlocal; r++) {
-    L->rb[r] = at;
-    for (int v = r; v < L->maxlocal; v += L->nlocal) {
-      L->seg[v] = at;
-      at += segment_len(L, v);
-      for (int n = 0; n < t->nnodes; n++)
-        if (v < node_size(t, n)) L->order[i++] = rank_at(t, n, v);
-    }
-  }
-  L->rb[L->nlocal] = at;
+  lives = lives && pccl_sb_is_shared(sb, boff);
+  const int *sizes = node_sizes(sb, t, lives);
+  if (!sizes) return 0;
+  L->maxlocal = sizes[0];
+  L->uniform = sizes[1];
+  size_t words = (size_t)L->maxlocal + (size_t)L->nlocal + 2;
+  size_t bytes = words * sizeof(size_t) + (size_t)nranks_of(t) * sizeof(run_t);
+  uint64_t key[4] = {(uintptr_t)&tag, (uintptr_t)t->node_off, (uintptr_t)boff, (uint64_t)L->nlocal};
+  int fresh;
+  size_t *m = table(sb, lives, key, sizeof key, bytes, &fresh);
+  if (!m || (fresh && !fill_layout(sb, L, m))) return 0;
+  L->seg = m;
+  L->rb = m + L->maxlocal;
+  L->nruns = m[words - 1];
+  L->runs = (const run_t *)(m + words);
   return 1;
 }
 
 /* The between-node sub-group of index v (this rank's node is member
- * L->node) and its blocks inside the staging vector. */
-static int inter_group(pccl_sb_t *sb, const layout_t *L, int v, pccl_group_t *g, size_t **gboff) {
+ * L->node) and its blocks inside the staging vector: the same on every node
+ * but for the member, so shared with the layout. */
+static int inter_group(pccl_sb_t *sb, const layout_t *L, int v, pccl_group_t *g,
+                       const size_t **gboff) {
+  static const char tag;
   const pccl_topo_t *t = L->t;
-  int *ranks = pccl_sb_scratch(sb, (size_t)t->nnodes * sizeof(int));
-  size_t *b = pccl_sb_scratch(sb, ((size_t)t->nnodes + 1) * sizeof(size_t));
-  if (!ranks || !b) return 0;
-  b[0] = L->seg[v];
-  for (int n = 0; n < t->nnodes; n++) {
-    int m = node_size(t, n);
-    ranks[n] = rank_at(t, n, v % m);
-    b[n + 1] = b[n] + (v < m ? blen(L->boff, rank_at(t, n, v)) : 0);
+  uint64_t key[3] = {(uintptr_t)&tag, (uintptr_t)L->seg, (uint64_t)v};
+  int N = t->nnodes, fresh;
+  size_t *b = table(sb, pccl_sb_is_shared(sb, L->seg), key, sizeof key,
+                    ((size_t)N + 1) * sizeof(size_t) + (size_t)N * sizeof(int), &fresh);
+  if (!b) return 0;
+  int *ranks = (int *)(b + N + 1);
+  if (fresh) {
+    b[0] = L->seg[v];
+    for (int n = 0; n < N; n++) {
+      int m = node_size(t, n);
+      ranks[n] = rank_at(t, n, v % m);
+      b[n + 1] = b[n] + (v < m ? blen(L->boff, rank_at(t, n, v)) : 0);
+    }
   }
-  *g = (pccl_group_t){t->nnodes, L->node, ranks, L->k};
+  *g = (pccl_group_t){N, L->node, ranks, L->k};
   *gboff = b;
   return 1;
 }
@@ -113,40 +200,28 @@ static pccl_group_t node_group(const layout_t *L) {
 }
 
 /* Copies between rank order (at `ranked`) and a staging order (at
- * `staged`): order[0 .. p) are the ranks whose blocks follow each other
- * there. A run of blocks of one length, evenly spaced on both sides (one
- * local index's blocks, node after node, on nodes of one size), is one
- * step: the shuffle then takes steps in proportion to the ranks of a node,
- * not of the job. */
-static void shuffle(pccl_sb_t *sb, const size_t *boff, const int *order, int p,
+ * `staged`, from element `first` on) along the runs. */
+static void shuffle(pccl_sb_t *sb, const run_t *runs, size_t nruns, size_t first,
                     pccl_place_t ranked, pccl_place_t staged, int to_ranked) {
-  size_t pos = boff[0];
-  for (int i = 0, j; i < p; i = j) {
-    size_t len = blen(boff, order[i]);
-    long long step = i + 1 < p ? (long long)boff[order[i + 1]] - (long long)boff[order[i]] : 0;
-    for (j = i + 1; j < p && blen(boff, order[j]) == len &&
-                    (long long)boff[order[j]] - (long long)boff[order[j - 1]] == step;
-         j++) {
-    }
-    if (j - i > 1 && step < (long long)len) j = i + 1; /* not apart: one block */
-    pccl_region_t r = pccl_rg(ranked.buf, ranked.off + boff[order[i]], len);
-    pccl_region_t s = pccl_rg(staged.buf, staged.off + pos, len);
+  size_t pos = first;
+  for (size_t i = 0; i < nruns; i++) {
+    const run_t *u = &runs[i];
+    pccl_region_t r = pccl_rg(ranked.buf, ranked.off + u->at, u->len);
+    pccl_region_t s = pccl_rg(staged.buf, staged.off + pos, u->len);
     if (to_ranked)
-      pccl_sb_copy_blocks(sb, r, (size_t)step, s, len, (uint32_t)(j - i));
+      pccl_sb_copy_blocks(sb, r, u->step, s, u->len, u->n);
     else
-      pccl_sb_copy_blocks(sb, s, len, r, (size_t)step, (uint32_t)(j - i));
-    pos += (size_t)(j - i) * len;
+      pccl_sb_copy_blocks(sb, s, u->len, r, u->step, u->n);
+    pos += (size_t)u->n * u->len;
   }
 }
 
-static int nranks_of(const pccl_topo_t *t) { return t->node_off[t->nnodes]; }
-
-/* Where this rank's block sits in staging order (boff[0] based). */
-static size_t staged_offset(const layout_t *L) {
-  size_t pos = L->seg[L->local];
-  for (int n = 0; n < L->node; n++)
-    if (L->local < node_size(L->t, n)) pos += blen(L->boff, rank_at(L->t, n, L->local));
-  return pos;
+/* Where this rank's block sits in staging order (boff[0] based): its place
+ * in its index's sub-group. 0 when out of memory (recorded by the builder). */
+static size_t staged_offset(pccl_sb_t *sb, const layout_t *L) {
+  pccl_group_t g;
+  const size_t *gboff;
+  return inter_group(sb, L, L->local, &g, &gboff) ? gboff[L->node] : 0;
 }
 
 /* With `staged`, out is already in staging order: it is the staging vector,
@@ -162,14 +237,14 @@ static void hier_allgather(pccl_sb_t *sb, const layout_t *L, const pccl_place_t 
   const pccl_place_t *own = staged ? NULL : in ? in : &here;
   for (int v = L->local; v < L->maxlocal; v += L->nlocal) {
     pccl_group_t g;
-    size_t *gboff;
+    const size_t *gboff;
     if (!inter_group(sb, L, v, &g, &gboff)) return;
     /* Only index `local` is this rank's own; it stands in for the others. */
     inter(sb, &g, gboff, v == L->local ? own : NULL, stage);
   }
   pccl_group_t node = node_group(L);
   intra(sb, &node, L->rb, NULL, stage);
-  if (!staged) shuffle(sb, L->boff, L->order, nranks_of(t), out, stage, 1);
+  if (!staged) shuffle(sb, L->runs, L->nruns, L->boff[0], out, stage, 1);
 }
 
 /* With `staged`, in is already in staging order and serves as the staging
@@ -181,7 +256,7 @@ static void hier_reduce_scatter(pccl_sb_t *sb, const layout_t *L, pccl_place_t i
   pccl_place_t stage = in;
   if (!staged) {
     stage = (pccl_place_t){PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - L->boff[0]};
-    shuffle(sb, L->boff, L->order, nranks_of(L->t), in, stage, 0);
+    shuffle(sb, L->runs, L->nruns, L->boff[0], in, stage, 0);
   }
   size_t part = L->rb[L->local + 1] - L->rb[L->local];
   size_t acc = pccl_sb_tmp(sb, part);
@@ -190,7 +265,7 @@ static void hier_reduce_scatter(pccl_sb_t *sb, const layout_t *L, pccl_place_t i
   pccl_place_t mine = {PCCL_BUF_TMP, acc - L->rb[L->local]}; /* staging offsets map here */
   for (int v = L->local; v < L->maxlocal; v += L->nlocal) {
     pccl_group_t g;
-    size_t *gboff;
+    const size_t *gboff;
     if (!inter_group(sb, L, v, &g, &gboff)) return;
     inter(sb, &g, gboff, mine, out); /* empty result where v is not this rank's index */
   }
@@ -212,35 +287,43 @@ typedef struct {
   pccl_group_rs_fn inter_rs, intra_rs;
 } plan_t;
 
+/* Whether t's arrays outlive the builder: the call's own topology, or
+ * k-ring's groups from a shared table. */
+static int topo_lives(pccl_sb_t *sb, const pccl_coll_args_t *a, const pccl_topo_t *t) {
+  return t == a->topo || pccl_sb_is_shared(sb, t->node_off);
+}
+
 static pccl_status_t gen_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, const plan_t *P) {
-  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  const size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
   layout_t L;
   if (!P->t) return PCCL_ERR_INTERNAL;
-  if (!boff || !make_layout(sb, P->t, a->rank, a->k, boff, &L)) return PCCL_ERR_NO_MEMORY;
+  if (!boff || !make_layout(sb, P->t, topo_lives(sb, a, P->t), a->rank, a->k, boff, &L))
+    return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   hier_allgather(sb, &L, &in, out, P->inter_ag, P->intra_ag, 0);
   return PCCL_OK;
 }
 
 static pccl_status_t gen_reduce_scatter(pccl_sb_t *sb, const pccl_coll_args_t *a, const plan_t *P) {
-  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  const size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
   layout_t L;
   if (!P->t) return PCCL_ERR_INTERNAL;
-  if (!boff || !make_layout(sb, P->t, a->rank, a->k, boff, &L)) return PCCL_ERR_NO_MEMORY;
+  if (!boff || !make_layout(sb, P->t, topo_lives(sb, a, P->t), a->rank, a->k, boff, &L))
+    return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   hier_reduce_scatter(sb, &L, in, out, P->inter_rs, P->intra_rs, 0);
   return PCCL_OK;
 }
 
 static pccl_status_t gen_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a, const plan_t *P) {
-  size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
+  const size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
   layout_t L;
   if (!P->t) return PCCL_ERR_INTERNAL;
-  if (!boff || !make_layout(sb, P->t, a->rank, a->k, boff, &L)) return PCCL_ERR_NO_MEMORY;
-  int staged = 1; /* every node's staging order is the same */
-  for (int n = 0; n < P->t->nnodes; n++) staged &= node_size(P->t, n) == L.maxlocal;
+  if (!boff || !make_layout(sb, P->t, topo_lives(sb, a, P->t), a->rank, a->k, boff, &L))
+    return PCCL_ERR_NO_MEMORY;
+  int staged = L.uniform; /* every node's staging order is the same */
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
-  pccl_place_t mine = {PCCL_BUF_RECV, staged ? staged_offset(&L) : boff[a->rank]};
+  pccl_place_t mine = {PCCL_BUF_RECV, staged ? staged_offset(sb, &L) : boff[a->rank]};
   hier_reduce_scatter(sb, &L, in, mine, P->inter_rs, P->intra_rs, staged);
   hier_allgather(sb, &L, NULL, out, P->inter_ag, P->intra_ag, staged);
   return PCCL_OK;
@@ -309,31 +392,46 @@ pccl_status_t pccl_gen_allreduce_hier_recmul(pccl_sb_t *sb, const pccl_coll_args
  *   node's part: cheap in messages, dear in bytes once n is large. */
 typedef struct {
   int node, local;
-  size_t *off;  /* off[i]: where position i of node-major order starts; off[p]: the end */
-  size_t *noff; /* noff[n]: where node n's part starts (the leaders' blocks) */
+  const size_t *off;  /* off[i]: where position i of node-major order starts; off[p]: the end */
+  const size_t *noff; /* noff[n]: where node n's part starts (the leaders' blocks) */
   pccl_group_t in_node, leaders;
   int ranked; /* node-major order is rank order */
+  const run_t *runs; /* the shuffle between rank and node-major order */
+  size_t nruns;
 } leader_t;
 
-static int make_leader(pccl_sb_t *sb, const pccl_topo_t *t, int rank, int k, const size_t *boff,
+/* Its tables, the same on every rank, in one: off[p + 1], noff[N + 1],
+ * ranked, the number of runs, the runs (p at most), the leaders (N). */
+static int make_leader(pccl_sb_t *sb, const pccl_coll_args_t *a, const size_t *boff,
                        leader_t *L) {
-  int p = nranks_of(t), N = t->nnodes;
-  int *lead = pccl_sb_scratch(sb, (size_t)N * sizeof(int));
-  L->off = pccl_sb_scratch(sb, ((size_t)p + 1) * sizeof(size_t));
-  L->noff = pccl_sb_scratch(sb, ((size_t)N + 1) * sizeof(size_t));
-  if (!lead || !L->off || !L->noff) return 0;
-  L->ranked = 1;
-  L->off[0] = boff[0];
-  for (int i = 0; i < p; i++) {
-    L->off[i + 1] = L->off[i] + blen(boff, t->members[i]);
-    L->ranked &= t->members[i] == i;
+  static const char tag;
+  const pccl_topo_t *t = a->topo;
+  int p = nranks_of(t), N = t->nnodes, fresh;
+  size_t words = (size_t)p + (size_t)N + 4;
+  uint64_t key[3] = {(uintptr_t)&tag, (uintptr_t)t->node_off, (uintptr_t)boff};
+  size_t *m = table(sb, pccl_sb_is_shared(sb, boff), key, sizeof key,
+                    words * sizeof(size_t) + (size_t)p * sizeof(run_t) + (size_t)N * sizeof(int),
+                    &fresh);
+  if (!m) return 0;
+  size_t *off = m, *noff = m + p + 1, *ranked = noff + N + 1, *nruns = ranked + 1;
+  run_t *runs = (run_t *)(m + words);
+  int *lead = (int *)(runs + p);
+  if (fresh) {
+    *ranked = 1;
+    off[0] = boff[0];
+    for (int i = 0; i < p; i++) {
+      off[i + 1] = off[i] + blen(boff, t->members[i]);
+      *ranked &= t->members[i] == i;
+    }
+    for (int n = 0; n <= N; n++) noff[n] = off[t->node_off[n]];
+    for (int n = 0; n < N; n++) lead[n] = rank_at(t, n, 0);
+    *nruns = *ranked ? 0 : make_runs(boff, t->members, p, runs);
   }
-  for (int n = 0; n <= N; n++) L->noff[n] = L->off[t->node_off[n]];
-  for (int n = 0; n < N; n++) lead[n] = rank_at(t, n, 0);
-  L->node = t->node_of[rank];
-  L->local = local_index(t, L->node, rank);
+  *L = (leader_t){.off = off, .noff = noff, .ranked = (int)*ranked, .runs = runs, .nruns = *nruns};
+  L->node = t->node_of[a->rank];
+  L->local = local_index(t, L->node, a->rank);
   L->in_node = (pccl_group_t){node_size(t, L->node), L->local, t->members + t->node_off[L->node], 2};
-  L->leaders = (pccl_group_t){N, L->node, lead, k};
+  L->leaders = (pccl_group_t){N, L->node, lead, a->k};
   return 1;
 }
 
@@ -345,7 +443,7 @@ static void leader_allgather(pccl_sb_t *sb, const pccl_topo_t *t, const leader_t
   pccl_binomial_gather(sb, &L->in_node, L->off + t->node_off[L->node], &in, stage);
   if (L->local == 0) pccl_recmul_allgather(sb, &L->leaders, L->noff, NULL, stage);
   pccl_binomial_bcast(sb, &L->in_node, NULL, pccl_rg(stage.buf, stage.off + boff[0], total));
-  if (!L->ranked) shuffle(sb, boff, t->members, p, out, stage, 1);
+  if (!L->ranked) shuffle(sb, L->runs, L->nruns, boff[0], out, stage, 1);
 }
 
 static void leader_reduce_scatter(pccl_sb_t *sb, const pccl_topo_t *t, const leader_t *L,
@@ -363,7 +461,7 @@ static void leader_reduce_scatter(pccl_sb_t *sb, const pccl_topo_t *t, const lea
     pccl_binomial_reduce(sb, &L->in_node, whole, pccl_rg(PCCL_BUF_TMP, sum.off + boff[0], total));
     if (!L->ranked) {
       pccl_place_t staged = {PCCL_BUF_TMP, pccl_sb_tmp(sb, total) - boff[0]};
-      shuffle(sb, boff, t->members, p, sum, staged, 0);
+      shuffle(sb, L->runs, L->nruns, boff[0], sum, staged, 0);
       sum = staged;
     }
     mine.off = pccl_sb_tmp(sb, part) - nodeoff[0];
@@ -374,10 +472,10 @@ static void leader_reduce_scatter(pccl_sb_t *sb, const pccl_topo_t *t, const lea
 }
 
 static pccl_status_t gen_leader(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  const size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
   leader_t L;
   if (!a->topo) return PCCL_ERR_INTERNAL;
-  if (!boff || !make_leader(sb, a->topo, a->rank, a->k, boff, &L)) return PCCL_ERR_NO_MEMORY;
+  if (!boff || !make_leader(sb, a, boff, &L)) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   if (a->coll == PCCL_COLL_ALLGATHER)
     leader_allgather(sb, a->topo, &L, boff, in, out);

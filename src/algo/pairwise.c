@@ -14,7 +14,7 @@ pccl_status_t pccl_gen_alltoall_pairwise(pccl_sb_t *sb, const pccl_coll_args_t *
   int p = a->nranks, me = a->rank;
   size_t c = a->count;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
-  size_t *boff = pccl_blocks_equal(sb, p, c);
+  const size_t *boff = pccl_blocks_equal(sb, p, c);
   if (!boff) return PCCL_ERR_NO_MEMORY;
   pccl_place_t land = out;
   if (a->inplace) land = (pccl_place_t){PCCL_BUF_TMP, pccl_sb_tmp(sb, (size_t)p * c)};

@@ -33,7 +33,7 @@ pccl_status_t pccl_gen_allreduce_rabenseifner(pccl_sb_t *sb, const pccl_coll_arg
     pccl_sb_recv(sb, leader, all);
     return PCCL_OK;
   }
-  size_t *vb = pccl_blocks_split(sb, f.P, a->count);
+  const size_t *vb = pccl_blocks_split(sb, f.P, a->count);
   if (!vb) return PCCL_ERR_NO_MEMORY;
   pccl_place_t src = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   size_t folded = pccl_sb_tmp(sb, a->count);
@@ -48,7 +48,7 @@ pccl_status_t pccl_gen_allreduce_rabenseifner(pccl_sb_t *sb, const pccl_coll_arg
 
 pccl_status_t pccl_gen_reduce_rsgather(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g;
-  size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
+  const size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
   if (!boff || !pccl_group_rooted(sb, a, &g)) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   /* The root reduces its part (block 0) straight into the result; the

@@ -56,10 +56,18 @@ int pccl_fold_first(const pccl_fold_t *f, int v) {
 
 int pccl_fold_real(const pccl_fold_t *f, int v) { return pccl_fold_first(f, v + 1) - 1; }
 
-size_t *pccl_fold_blocks(pccl_sb_t *sb, const pccl_fold_t *f, const size_t *boff) {
-  size_t *vb = pccl_sb_scratch(sb, ((size_t)f->P + 1) * sizeof(size_t));
-  if (!vb) return NULL;
-  for (int v = 0; v <= f->P; v++) vb[v] = boff[pccl_fold_first(f, v)];
+/* The same on every rank for the same blocks: shared where boff is (a
+ * memo's table, see pccl_sb_shared), else the rank's own scratch. */
+const size_t *pccl_fold_blocks(pccl_sb_t *sb, const pccl_fold_t *f, const size_t *boff) {
+  static const char tag;
+  uint64_t key[5] = {(uintptr_t)&tag, (uintptr_t)boff, (uint64_t)f->P, (uint64_t)f->q,
+                     (uint64_t)f->rem};
+  size_t bytes = ((size_t)f->P + 1) * sizeof(size_t);
+  int fresh = 1;
+  size_t *vb = pccl_sb_is_shared(sb, boff) ? pccl_sb_shared(sb, key, sizeof key, bytes, &fresh)
+                                           : pccl_sb_scratch(sb, bytes);
+  if (vb && fresh)
+    for (int v = 0; v <= f->P; v++) vb[v] = boff[pccl_fold_first(f, v)];
   return vb;
 }
 
@@ -88,7 +96,7 @@ void pccl_recmul_allgather_core(pccl_sb_t *sb, const pccl_group_t *g, const pccl
 void pccl_recmul_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
                            const pccl_place_t *in, pccl_place_t out) {
   pccl_fold_t f = pccl_fold(g->size, radix(g), g->me);
-  size_t *vb = pccl_fold_blocks(sb, &f, boff);
+  const size_t *vb = pccl_fold_blocks(sb, &f, boff);
   if (!vb) return; /* the builder has recorded the failure */
   pccl_region_t mine = pccl_block(out, boff, g->me);
   pccl_region_t from = in ? pccl_rg(in->buf, in->off, mine.len) : mine;
@@ -173,7 +181,7 @@ size_t pccl_recmul_reduce_scatter_core(pccl_sb_t *sb, const pccl_group_t *g,
 void pccl_recmul_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t *boff,
                                 pccl_place_t in, pccl_place_t out) {
   pccl_fold_t f = pccl_fold(g->size, radix(g), g->me);
-  size_t *vb = pccl_fold_blocks(sb, &f, boff);
+  const size_t *vb = pccl_fold_blocks(sb, &f, boff);
   if (!vb) return; /* the builder has recorded the failure */
   size_t n = boff[g->size] - boff[0];
   pccl_region_t result = pccl_rg(out.buf, out.off, boff[g->me + 1] - boff[g->me]);

@@ -58,18 +58,26 @@ pccl_status_t pccl_choice_parse(pccl_coll_t coll, const char *text, pccl_choice_
   return PCCL_OK;
 }
 
-size_t *pccl_blocks_equal(pccl_sb_t *sb, int nblocks, size_t block) {
-  size_t *b = pccl_sb_scratch(sb, ((size_t)nblocks + 1) * sizeof(size_t));
-  if (b)
+/* Both tables are the same on every rank: shared through the builder's memo
+ * where it has one (the simulator), keyed by what they are made from. */
+const size_t *pccl_blocks_equal(pccl_sb_t *sb, int nblocks, size_t block) {
+  static const char tag;
+  uint64_t key[3] = {(uintptr_t)&tag, (uint64_t)nblocks, block};
+  int fresh;
+  size_t *b = pccl_sb_shared(sb, key, sizeof key, ((size_t)nblocks + 1) * sizeof(size_t), &fresh);
+  if (b && fresh)
     for (int i = 0; i <= nblocks; i++) b[i] = (size_t)i * block;
   return b;
 }
 
 /* Splits count into nblocks blocks whose sizes differ by at most one. */
-size_t *pccl_blocks_split(pccl_sb_t *sb, int nblocks, size_t count) {
-  size_t *b = pccl_sb_scratch(sb, ((size_t)nblocks + 1) * sizeof(size_t));
+const size_t *pccl_blocks_split(pccl_sb_t *sb, int nblocks, size_t count) {
+  static const char tag;
+  uint64_t key[3] = {(uintptr_t)&tag, (uint64_t)nblocks, count};
+  int fresh;
+  size_t *b = pccl_sb_shared(sb, key, sizeof key, ((size_t)nblocks + 1) * sizeof(size_t), &fresh);
   size_t q = count / (size_t)nblocks, rem = count % (size_t)nblocks;
-  if (b)
+  if (b && fresh)
     for (int i = 0; i <= nblocks; i++) b[i] = (size_t)i * q + ((size_t)i < rem ? (size_t)i : rem);
   return b;
 }

@@ -69,7 +69,7 @@ pccl_status_t pccl_gen_rs_ring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
 
 pccl_status_t pccl_gen_allreduce_ring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g = pccl_group_all(a);
-  size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
+  const size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
   if (!boff) return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   pccl_place_t mine = {PCCL_BUF_RECV, boff[a->rank]};

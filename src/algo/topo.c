@@ -43,13 +43,17 @@ void pccl_topo_free(pccl_topo_t *t) {
   memset(t, 0, sizeof(*t));
 }
 
+/* The same on every rank: a shared table (pccl_sb_shared). */
 pccl_status_t pccl_topo_groups(pccl_sb_t *sb, int nranks, int k, pccl_topo_t *t) {
-  int ngroups = (nranks + k - 1) / k;
-  int *mem = pccl_sb_scratch(sb, ((size_t)ngroups + 1 + 2 * (size_t)nranks) * sizeof(int));
+  static const char tag;
+  uint64_t key[3] = {(uintptr_t)&tag, (uint64_t)nranks, (uint64_t)k};
+  int ngroups = (nranks + k - 1) / k, fresh;
+  int *mem = pccl_sb_shared(sb, key, sizeof key,
+                            ((size_t)ngroups + 1 + 2 * (size_t)nranks) * sizeof(int), &fresh);
   if (!mem) return PCCL_ERR_NO_MEMORY;
   int *off = mem, *members = mem + ngroups + 1, *nodes = members + nranks;
-  for (int n = 0; n <= ngroups; n++) off[n] = n * k < nranks ? n * k : nranks;
-  for (int r = 0; r < nranks; r++) {
+  for (int n = 0; fresh && n <= ngroups; n++) off[n] = n * k < nranks ? n * k : nranks;
+  for (int r = 0; fresh && r < nranks; r++) {
     members[r] = r;
     nodes[r] = r / k;
   }

@@ -131,7 +131,7 @@ static void zring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *
 
 pccl_status_t pccl_gen_allgather_zring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g = pccl_group_all(a);
-  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  const size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
   if (!boff) return PCCL_ERR_NO_MEMORY;
   zring_allgather(sb, &g, boff, pccl_rg(PCCL_BUF_SEND, 0, a->count), (pccl_place_t){PCCL_BUF_RECV, 0});
   return PCCL_OK;
@@ -139,7 +139,7 @@ pccl_status_t pccl_gen_allgather_zring(pccl_sb_t *sb, const pccl_coll_args_t *a)
 
 pccl_status_t pccl_gen_rs_zring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g = pccl_group_all(a);
-  size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
+  const size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
   if (!boff) return PCCL_ERR_NO_MEMORY;
   zring_reduce_scatter(sb, &g, boff, (pccl_place_t){PCCL_BUF_SEND, 0},
                        pccl_rg(PCCL_BUF_RECV, 0, a->count));
@@ -148,7 +148,7 @@ pccl_status_t pccl_gen_rs_zring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
 
 pccl_status_t pccl_gen_allreduce_zring(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   pccl_group_t g = pccl_group_all(a);
-  size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
+  const size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
   if (!boff) return PCCL_ERR_NO_MEMORY;
   pccl_region_t mine = pccl_block((pccl_place_t){PCCL_BUF_RECV, 0}, boff, a->rank);
   zring_reduce_scatter(sb, &g, boff, (pccl_place_t){PCCL_BUF_SEND, 0}, mine);

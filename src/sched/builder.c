@@ -70,6 +70,7 @@ struct pccl_sb {
   size_t nstride, stride_cap;
   void **scratch;
   size_t nscratch;
+  pccl_memo_t *memo; /* not owned; NULL: tables go to scratch */
   uint32_t nslots, lossy_stages;
 };
 
@@ -148,6 +149,18 @@ void *pccl_sb_scratch(pccl_sb_t *sb, size_t bytes) {
   if (!p) sb->status = PCCL_ERR_NO_MEMORY;
   return p;
 }
+
+void pccl_sb_set_memo(pccl_sb_t *sb, pccl_memo_t *m) { sb->memo = m; }
+
+void *pccl_sb_shared(pccl_sb_t *sb, const void *key, size_t keylen, size_t bytes, int *fresh) {
+  *fresh = 1;
+  if (!sb->memo) return pccl_sb_scratch(sb, bytes);
+  void *p = pccl_memo_get(sb->memo, key, keylen, bytes, fresh);
+  if (!p) sb->status = PCCL_ERR_NO_MEMORY;
+  return p;
+}
+
+int pccl_sb_is_shared(const pccl_sb_t *sb, const void *p) { return pccl_memo_owns(sb->memo, p); }
 
 /* When SEND and RECV overlap, both are tracked in the coordinates of the
  * one that contains the other. */

@@ -167,6 +167,30 @@ size_t pccl_sb_tmp(pccl_sb_t *sb, size_t len);
  * own tables); NULL on failure, which also makes pccl_sb_finish fail. */
 void *pccl_sb_scratch(pccl_sb_t *sb, size_t bytes);
 
+/* ---- memo: tables shared by the ranks of one call (memo.c) --------------- */
+
+typedef struct pccl_memo pccl_memo_t;
+pccl_memo_t *pccl_memo_create(void); /* NULL when out of memory */
+void pccl_memo_destroy(pccl_memo_t *m);
+/* The zeroed block of `bytes` first made for this key (*fresh 1: this call
+ * made it, fill it), or the one made before (*fresh 0); NULL when out of
+ * memory. */
+void *pccl_memo_get(pccl_memo_t *m, const void *key, size_t keylen, size_t bytes, int *fresh);
+int pccl_memo_owns(const pccl_memo_t *m, const void *p);
+
+/* Lets the builder take tables from m (not owned; NULL: none), which must
+ * outlive it. */
+void pccl_sb_set_memo(pccl_sb_t *sb, pccl_memo_t *m);
+/* A table whose content depends on the key alone, the same for every rank:
+ * with a memo, the memo's block (*fresh 0 where an earlier rank filled it);
+ * without, scratch (*fresh 1). The caller fills it when *fresh. A key may
+ * hold pointers only to blocks for which pccl_sb_is_shared holds (or to
+ * data that outlives the memo), never to scratch, whose address a later
+ * rank's scratch may reuse. NULL on failure, as pccl_sb_scratch. */
+void *pccl_sb_shared(pccl_sb_t *sb, const void *key, size_t keylen, size_t bytes, int *fresh);
+/* Whether p came from the memo through pccl_sb_shared. */
+int pccl_sb_is_shared(const pccl_sb_t *sb, const void *p);
+
 static inline pccl_region_t pccl_rg(pccl_buf_t buf, size_t off, size_t len) {
   pccl_region_t r = {(uint32_t)buf, off, len};
   return r;

@@ -125,6 +125,7 @@ typedef struct {
   const pccl_topo_t *topo;
   size_t full_max_steps; /* see pccl__sim_graph_build */
   int *over;             /* set when c->max_steps is passed */
+  pccl_memo_t *memo;     /* tables every rank's generator computes alike */
 } gen_ctx_t;
 
 /* Rank r's schedule, as coll.c's generate() builds it (a pccl_sim_gen_fn). */
@@ -135,6 +136,7 @@ static pccl_status_t generate(void *ctx, int r, pccl_sched_t *out) {
   pccl_status_t st =
       pccl_sb_create(c->nranks, r, c->elem_size, 0, 0, PCCL_SIM_MAX_MSG_BYTES, &sb);
   if (st != PCCL_OK) return st;
+  pccl_sb_set_memo(sb, x->memo);
   pccl_coll_args_t a = {.coll = c->coll, .nranks = c->nranks, .rank = r, .root = 0,
                         .count = c->count, .inplace = 0, .topo = x->topo,
                         .intra = PCCL_INTRA_RING, .k = x->k};
@@ -326,7 +328,9 @@ static pccl_status_t add_classes(gen_ctx_t *x, builder_t *b, char *msg, size_t l
   size_t whole = 0; /* the whole job's steps: node 0's, once per node */
   for (int i = 0; i < r; i++) whole += rep[i].nsteps;
   whole *= (size_t)(g->nranks / per);
-  if (st == PCCL_OK && whole > x->full_max_steps)
+  /* Classes are also tried for a job past the case's max_steps, which would
+   * otherwise not be simulated at all. */
+  if (st == PCCL_OK && (whole > x->full_max_steps || (x->c->max_steps && whole > x->c->max_steps)))
     st = pccl__sim_find_symmetry(g, rep, generate, x);
   if (st != PCCL_OK) generate_failed(x, 0, st, msg, len);
   for (int i = 0; i < r && st == PCCL_OK && g->sym; i++) {
@@ -360,9 +364,14 @@ pccl_status_t pccl__sim_graph_build(const pccl_sim_case_t *c, int k, size_t full
   }
   builder_t b = {.g = g, .sizer = sizer, .ratio = c->ratio > 0 ? c->ratio : 1.0,
                  .last_cap = SIZE_MAX, .last_count = SIZE_MAX};
-  gen_ctx_t x = {c, k, &topo, full_max_steps, over};
-  st = c->full ? PCCL_OK : add_classes(&x, &b, msg, len);
+  gen_ctx_t x = {c, k, &topo, full_max_steps, over, pccl_memo_create()};
+  if (!x.memo) {
+    st = PCCL_ERR_NO_MEMORY;
+    say(msg, len, "out of memory");
+  }
+  if (st == PCCL_OK && !c->full) st = add_classes(&x, &b, msg, len);
   if (st == PCCL_OK && !g->sym) st = add_all_ranks(&x, &b, msg, len);
+  pccl_memo_destroy(x.memo);
   pccl_sb_destroy(sizer);
   pccl_topo_free(&topo);
   if (st != PCCL_OK) pccl__sim_graph_free(g);

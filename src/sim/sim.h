@@ -86,11 +86,12 @@ typedef struct {
    * "generating" or "simulating", `done` of `total` ranks or steps. */
   void (*progress)(void *ctx, const char *phase, size_t done, size_t total);
   void *progress_ctx;
-  /* 0: no limit. Otherwise a job whose simulation would hold more steps
-   * than this (every rank's, where it does not run as classes) is not
-   * built whole: pccl_sim_run stops generating once past it and fails with
-   * PCCL_ERR_UNSUPPORTED and over_max_steps set. pccl-tune leaves such
-   * candidates out rather than spend minutes on one of them. */
+  /* 0: no limit. Otherwise the most steps a simulation may hold: a job
+   * past it is run as classes where its schedules allow (as if above 2^24
+   * on a profile with radices), and where they do not, pccl_sim_run stops
+   * generating once past it and fails with PCCL_ERR_UNSUPPORTED and
+   * over_max_steps set. pccl-tune leaves such candidates out rather than
+   * spend minutes on one of them. */
   size_t max_steps;
 } pccl_sim_case_t;
 

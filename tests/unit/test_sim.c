@@ -838,35 +838,41 @@ static void test_classes_refused(void) {
          "classes: not for a small job where transfers may queue");
 }
 
-/* max_steps: a full simulation past it fails, flagged, before it is built
- * whole; at exactly the job's steps it runs and predicts what no limit does;
- * a job run as classes counts only the steps it simulates. */
+/* max_steps: a job past it runs as classes where its schedules allow them;
+ * otherwise it fails, flagged, before it is built whole. At exactly the
+ * job's steps it runs whole and predicts what no limit does. Classes count
+ * only the steps simulated. */
 static void test_max_steps(void) {
+  static const pccl_algo_t odd = {.coll = PCCL_COLL_ALLGATHER, .name = "odd",
+                                  .generate = gen_odd_node};
   pccl_profile_t p = base_profile();
+  p.copy = 1.0 / 20e9;
   p.node_radix = 1; /* small jobs are simulated whole */
   pccl_sim_case_t c = {PCCL_COLL_ALLGATHER, pccl_algo_find(PCCL_COLL_ALLGATHER, "ring"), 0, 64, 8,
                        1000, 4, 0, 0};
   size_t steps = 64 * (1 + 2 * 63); /* ring: its own block's copy, a send and a receive a round */
   pccl_sim_result_t free_run, r;
   expect(pccl_sim_run(&p, &c, &free_run) == PCCL_OK && free_run.nsteps == steps &&
-             !free_run.over_max_steps,
-         "max_steps: no limit runs");
+             free_run.classes == 0 && !free_run.over_max_steps,
+         "max_steps: no limit runs whole");
   c.max_steps = steps;
-  expect(pccl_sim_run(&p, &c, &r) == PCCL_OK && r.seconds == free_run.seconds &&
-             !r.over_max_steps,
-         "max_steps: a limit of the job's own steps runs, same prediction");
+  expect(pccl_sim_run(&p, &c, &r) == PCCL_OK && r.seconds == free_run.seconds && r.classes == 0,
+         "max_steps: a limit of the job's own steps runs whole, same prediction");
   c.max_steps = steps - 1;
+  expect(pccl_sim_run(&p, &c, &r) == PCCL_OK && r.classes == 8 && r.nsteps == steps,
+         "max_steps: one step under the job's runs as classes");
+  c.max_steps = 8 * 127 - 1; /* under node 0's 8 ranks of 127 steps */
   pccl_status_t st = pccl_sim_run(&p, &c, &r);
   expect(st == PCCL_ERR_UNSUPPORTED && r.over_max_steps && strstr(r.message, "steps to simulate"),
-         "max_steps: one step under the job's fails, flagged");
-  p.node_radix = 0; /* classes: 8 ranks of 127 steps simulated */
-  c.max_steps = 8 * 127;
-  expect(pccl_sim_run(&p, &c, &r) == PCCL_OK && r.classes == 8 && r.nsteps == steps,
-         "max_steps: classes count the steps simulated");
-  c.max_steps = 8 * 127 - 1;
+         "max_steps: classes past it fail, flagged");
+  c.algo = &odd; /* one node's schedules differ: no classes */
+  c.max_steps = 0;
+  expect(pccl_sim_run(&p, &c, &free_run) == PCCL_OK && free_run.classes == 0, "max_steps: odd runs");
+  c.max_steps = free_run.nsteps - 1;
   st = pccl_sim_run(&p, &c, &r);
-  expect(st == PCCL_ERR_UNSUPPORTED && r.over_max_steps, "max_steps: and fail past them");
-  c.algo = pccl_algo_find(PCCL_COLL_ALLGATHER, "nosuch");
+  expect(st == PCCL_ERR_UNSUPPORTED && r.over_max_steps,
+         "max_steps: a job without classes one step past it fails, flagged");
+  c.algo = NULL;
   st = pccl_sim_run(&p, &c, &r);
   expect(st != PCCL_OK && !r.over_max_steps, "max_steps: other failures are not flagged");
 }
