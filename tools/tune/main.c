@@ -94,6 +94,15 @@ static int parse_colls(const char *text, options_t *o) {
   return o->ncolls > 0;
 }
 
+/* A size (K, M, G suffixes), or 0 for no limit, which sizes exclude. */
+static int parse_max_steps(const char *text, size_t *out) {
+  if (!strcmp(text, "0")) {
+    *out = 0;
+    return 1;
+  }
+  return pccl_cli_size(text, out);
+}
+
 /* 1: run; 0: help; -1: error (message in err). */
 static int parse_args(int argc, char **argv, options_t *o, char *err) {
   memset(o, 0, sizeof(*o));
@@ -125,7 +134,7 @@ static int parse_args(int argc, char **argv, options_t *o, char *err) {
     else if (!strcmp(f, "-e")) ok = pccl_cli_size(v, &o->max_bytes);
     else if (!strcmp(f, "-k")) ok = parse_ints(v, o->ks, MAX_KS, 2, PCCL_K_MAX, ',', &o->nks);
     else if (!strcmp(f, "--ratio")) ok = pccl_cli_real(v, 1.0, 1e6, &o->ratio);
-    else if (!strcmp(f, "--max-steps")) ok = pccl_cli_size(v, &o->max_steps);
+    else if (!strcmp(f, "--max-steps")) ok = parse_max_steps(v, &o->max_steps);
     else if (!strcmp(f, "--layout")) {
       ok = o->nlayouts < MAX_LAYOUTS &&
            parse_ints(v, o->layouts[o->nlayouts], 2, 1, 1 << 20, ':', &n) && n == 2;

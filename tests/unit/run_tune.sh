@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# run_tune.sh - pccl-tune's --max-steps, on 64 ranks (8 per node). With no
+# bound (or 0) nothing is left out. With a bound of 3000 steps, candidates
+# whose whole job passes it run as rank classes where they can (ring:
+# 64 x 127 = 8128 steps, but one node's 8 x 127 = 1016 as classes) and are
+# left out where they cannot (k-ring with k = 3 does not divide the node),
+# with a comment, and no row names them; recursive doubling (64 x 13 = 832
+# steps) is never left out. Bad values exit 2.
+#
+# usage: run_tune.sh PCCL_TUNE PROFILE
+set -u
+tune=$1 profile=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+"$tune" --profile "$profile" --layout 64:8 -c allgather -b 1K -e 64K -q -o "$tmp/free" || bad "no bound: exit $?"
+grep -q "left out" "$tmp/free" && bad "no bound: something left out"
+"$tune" --profile "$profile" --layout 64:8 -c allgather -b 1K -e 64K -q --max-steps 0 -o "$tmp/zero" ||
+    bad "--max-steps 0: exit $?"
+cmp -s <(grep -v '^#' "$tmp/free") <(grep -v '^#' "$tmp/zero") || bad "--max-steps 0 is not 'no bound'"
+
+"$tune" --profile "$profile" --layout 64:8 -c allgather -b 1K -e 64K -q --max-steps 3000 -o "$tmp/bound" ||
+    bad "bound: exit $?"
+left=$(sed -n 's/^# allgather \([^ ]*\) left out from [0-9]* B: more than 3000 steps to simulate$/\1/p' "$tmp/bound")
+[ -n "$left" ] || bad "bound: nothing left out"
+for a in $left; do
+    grep -v '^#' "$tmp/bound" | grep -q " $a\$" && bad "bound: a row names $a, which was left out"
+done
+echo "$left" | grep -qx "recdbl" && bad "recdbl (832 steps) left out"
+grep -q "^allgather inf " "$tmp/bound" || bad "bound: no row for the largest size"
+
+for v in -1 1.5 00 ""; do
+    "$tune" --profile "$profile" --layout 16:8 -b 1K -e 1K -q --max-steps "$v" > /dev/null 2>&1
+    [ $? -eq 2 ] || bad "--max-steps '$v' not refused with exit 2"
+done
+[ $fail -eq 0 ] && echo "run_tune: left out: $(echo $left)"
+exit $fail
