@@ -29,6 +29,8 @@ for a in $left; do
     grep -v '^#' "$tmp/bound" | grep -q " $a\$" && bad "bound: a row names $a, which was left out"
 done
 echo "$left" | grep -qx "recdbl" && bad "recdbl (832 steps) left out"
+echo "$left" | grep -qx "ring" && bad "ring left out: not run as classes"
+echo "$left" | grep -qx "kring:3" || bad "kring:3 (no classes) not left out"
 grep -q "^allgather inf " "$tmp/bound" || bad "bound: no row for the largest size"
 
 for v in -1 1.5 00 ""; do
