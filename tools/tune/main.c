@@ -12,15 +12,16 @@
  *
  * A candidate whose simulation would hold more than --max-steps steps (a
  * full simulation that rank classes cannot shorten: k-ring with k not
- * dividing the node, say, at tens of thousands of ranks) is left out at
- * that size and above, and the table says so in a comment: one such run
- * can take minutes where the rest of the layout takes seconds.
+ * dividing the node, say, at thousands of ranks) is left out at that size,
+ * and the table says so in a comment: one such run can take minutes where
+ * the rest of the layout takes seconds.
  *
  * usage: pccl-tune --profile FILE --layout N:M [--layout N:M ...] [-o TABLE]
  *                  [--csv FILE] [--c-source FILE] [-c COLLS] [-b 8] [-e 8M]
  *                  [-k 2,3,4,8] [--ratio R] [--max-steps N] [-q] */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,25 +218,26 @@ static void emit(out_t *w, const char *fmt, ...) {
 
 /* The fastest candidate at one size; -1 when the size is below one element
  * per rank (or every candidate is left out), -2 when a simulation failed.
- * left[i]: the smallest size candidate i was left out at (over max_steps),
- * 0 while it has not been; from there on it is not simulated again. */
+ * Bit `at` of left[i] is set when candidate i is left out (over max_steps)
+ * at this size, the at-th tried. Every size tries every candidate again:
+ * whether a job can run as classes depends on its size (blocks of one size
+ * on every rank, or not). */
 static int best_at(const options_t *o, const pccl_profile_t *p, const pccl_choice_t *cand,
-                   int ncand, size_t *left, pccl_coll_t coll, int nranks, int rpn, size_t bytes,
-                   double ratio, out_t *w) {
+                   int ncand, uint64_t *left, int at, pccl_coll_t coll, int nranks, int rpn,
+                   size_t bytes, double ratio, out_t *w) {
   size_t esize = 4, mult = whole_vector(coll) ? (size_t)nranks : 1;
   size_t count = bytes / (mult * esize);
   if (count == 0) return -1;
   int best = -1;
   double best_t = 0;
   for (int i = 0; i < ncand; i++) {
-    if (left[i]) continue;
     pccl_sim_case_t c = {.coll = coll, .algo = cand[i].algo, .k = cand[i].k, .nranks = nranks,
                          .ranks_per_node = rpn, .count = count, .elem_size = esize, .ratio = ratio,
                          .max_steps = o->max_steps};
     pccl_sim_result_t r;
     if (pccl_sim_run(p, &c, &r) != PCCL_OK) {
       if (r.over_max_steps) {
-        left[i] = bytes;
+        left[i] |= (uint64_t)1 << at;
         continue;
       }
       fprintf(stderr, "pccl-tune: simulating %s %s:%d on %d ranks at %zu bytes failed\n",
@@ -266,16 +268,38 @@ static void emit_row(out_t *w, int lossy, pccl_coll_t coll, const char *max, pcc
   emit(w, c.algo->kset ? ":%d\n" : "\n", c.k);
 }
 
+/* A comment naming a candidate left out and the sizes (runs of doubling
+ * sizes as FIRST-LAST) where it was: "# allreduce kring:4 left out at
+ * 4096-65536, 1048576 B: ...". */
+static void emit_left_out(const options_t *o, out_t *w, int lossy, pccl_coll_t coll,
+                          pccl_choice_t c, uint64_t left) {
+  emit(w, "# %s%s %s", lossy ? "lossy " : "", pccl_coll_name(coll), c.algo->name);
+  emit(w, c.algo->kset ? ":%d left out at" : " left out at", c.k);
+  const char *sep = " ";
+  for (int j = 0; j < 64; j++) {
+    if (!(left >> j & 1)) continue;
+    int e = j;
+    while (e + 1 < 64 && left >> (e + 1) & 1) e++;
+    emit(w, "%s%zu", sep, o->min_bytes << j);
+    if (e > j) emit(w, "-%zu", o->min_bytes << e);
+    sep = ", ";
+    j = e;
+  }
+  emit(w, " B: more than %zu steps to simulate\n", o->max_steps);
+}
+
 static int tune_coll(const options_t *o, const pccl_profile_t *p, int nranks, int rpn,
                      pccl_coll_t coll, int lossy, out_t *w) {
   int nnodes = (nranks + rpn - 1) / rpn;
   pccl_choice_t cand[MAX_CANDS];
   int ncand = candidates(o, coll, lossy, nranks, nnodes, cand);
   pccl_choice_t run = {NULL, 0};
-  size_t run_end = 0, left[MAX_CANDS] = {0};
+  size_t run_end = 0;
+  uint64_t left[MAX_CANDS] = {0};
   char max[32];
-  for (size_t bytes = o->min_bytes; bytes <= o->max_bytes; bytes *= 2) {
-    int b = best_at(o, p, cand, ncand, left, coll, nranks, rpn, bytes, lossy ? o->ratio : 0, w);
+  int at = 0;
+  for (size_t bytes = o->min_bytes; bytes <= o->max_bytes; bytes *= 2, at++) {
+    int b = best_at(o, p, cand, ncand, left, at, coll, nranks, rpn, bytes, lossy ? o->ratio : 0, w);
     progress(w, nranks, rpn, coll, bytes);
     if (b == -2) return 1;
     if (b < 0) continue;
@@ -288,11 +312,7 @@ static int tune_coll(const options_t *o, const pccl_profile_t *p, int nranks, in
   }
   if (run.algo) emit_row(w, lossy, coll, "inf", run);
   for (int i = 0; i < ncand; i++)
-    if (left[i]) {
-      emit(w, "# %s%s %s", lossy ? "lossy " : "", pccl_coll_name(coll), cand[i].algo->name);
-      emit(w, cand[i].algo->kset ? ":%d" : "", cand[i].k);
-      emit(w, " left out from %zu B: more than %zu steps to simulate\n", left[i], o->max_steps);
-    }
+    if (left[i]) emit_left_out(o, w, lossy, coll, cand[i], left[i]);
   return 0;
 }
 
