@@ -33,6 +33,15 @@ echo "$left" | grep -qx "ring" && bad "ring left out: not run as classes"
 echo "$left" | grep -qx "kring:3" || bad "kring:3 (no classes) not left out"
 grep -q "^allgather inf " "$tmp/bound" || bad "bound: no row for the largest size"
 
+# A command with many layouts (and one word longer than a line) is wrapped
+# into comment lines the table format accepts (255 characters at most).
+long=$(printf './%.0s' $(seq 120))$(basename "$profile")
+"$tune" --profile "$(dirname "$profile")/$long" --layout 16:8 --layout 32:8 --layout 64:8 \
+    --layout 128:8 --layout 256:8 --layout 512:8 --layout 1024:8 --layout 2048:8 -c allgather \
+    -b 1K -e 1K -q -o "$tmp/wide" || bad "many layouts: exit $?"
+awk 'length($0) > 255 { exit 1 }' "$tmp/wide" || bad "a line of the table is over 255 characters"
+[ "$(grep -c '^layout ' "$tmp/wide")" -eq 8 ] || bad "many layouts: not 8 sections"
+
 for v in -1 1.5 00 ""; do
     "$tune" --profile "$profile" --layout 16:8 -b 1K -e 1K -q --max-steps "$v" > /dev/null 2>&1
     [ $? -eq 2 ] || bad "--max-steps '$v' not refused with exit 2"

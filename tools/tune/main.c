@@ -323,6 +323,33 @@ static int has_lossy(pccl_coll_t coll) {
   return 0;
 }
 
+/* The command line as comment lines of at most about 100 characters: the
+ * table's lines may not pass 255 (docs/tuning-format.md), and a command
+ * with many layouts does. A word too long for one line is cut. */
+static void emit_command(out_t *w, int argc, char **argv) {
+  enum { WIDTH = 100, CHUNK = 200 };
+  size_t col = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *word = i == 0 ? "pccl-tune" : argv[i];
+    size_t len = strlen(word);
+    if (col == 0 || col + 1 + len > WIDTH) {
+      emit(w, "%s#  ", col ? "\n" : "");
+      col = 3;
+    }
+    for (size_t at = 0; at < len || at == 0; at += CHUNK) {
+      if (at > 0) {
+        emit(w, "\n#  ");
+        col = 3;
+      }
+      size_t n = len - at < CHUNK ? len - at : CHUNK;
+      emit(w, " %.*s", (int)n, word + at);
+      col += 1 + n;
+      if (len == 0) break;
+    }
+  }
+  emit(w, "\n");
+}
+
 static int write_c_source(const char *path, const out_t *w) {
   FILE *f = fopen(path, "w");
   if (!f) return 0;
@@ -371,9 +398,8 @@ int main(int argc, char **argv) {
   for (size_t b = o.min_bytes; b <= o.max_bytes; b *= 2) nsizes++;
   for (int c = 0; c < o.ncolls; c++) nlossy += o.ratio > 0 && has_lossy((pccl_coll_t)o.colls[c]);
   w.total = nsizes * (o.ncolls + nlossy) * o.nlayouts;
-  emit(&w, "# pccl tuning table (docs/tuning-format.md), profile %s, made by:\n#  ", p.name);
-  for (int i = 0; i < argc; i++) emit(&w, " %s", i == 0 ? "pccl-tune" : argv[i]);
-  emit(&w, "\n");
+  emit(&w, "# pccl tuning table (docs/tuning-format.md), profile %s, made by:\n", p.name);
+  emit_command(&w, argc, argv);
   int failed = 0;
   for (int l = 0; l < o.nlayouts && !failed; l++) {
     int nranks = o.layouts[l][0], rpn = o.layouts[l][1];
