@@ -161,6 +161,18 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     pccl_gen_seg)                                                                                 \
   X(REDUCE_SEG, REDUCE, "seg", 0, 0,                                                              \
     "node segment: every rank copies in, the root reduces from the slots; one node", pccl_gen_seg) \
+  X(ALLREDUCE_CMA, ALLREDUCE, "cma", 0, 0,                                                        \
+    "node segment for the handshake, data by cross-memory attach: each rank reduces its slice "  \
+    "reading its peers' inputs and writes it into their outputs; one node", pccl_gen_seg)        \
+  X(ALLGATHER_CMA, ALLGATHER, "cma", 0, 0,                                                        \
+    "node segment for the handshake, data by cross-memory attach: each rank reads every peer's " \
+    "block; one node", pccl_gen_seg)                                                             \
+  X(BROADCAST_CMA, BROADCAST, "cma", 0, 0,                                                        \
+    "node segment for the handshake, data by cross-memory attach: every rank reads the root's "  \
+    "vector; one node", pccl_gen_seg)                                                            \
+  X(REDUCE_CMA, REDUCE, "cma", 0, 0,                                                              \
+    "node segment for the handshake, data by cross-memory attach: each rank reduces its slice "  \
+    "reading its peers' inputs and writes it into the root's output; one node", pccl_gen_seg)    \
   X(SCAN_RECDBL, SCAN, "recdbl", 0, 0,                                                            \
     "recursive doubling (Hillis-Steele): ceil(log2 p) steps of the whole vector, any p",         \
     pccl_gen_scan_recdbl)                                                                         \

@@ -730,7 +730,7 @@ static pccl_status_t stream(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice
 /* A call the node segment runs: the whole collective as its one step,
  * without a schedule to fetch or an executor to set up. Any error leaves
  * the segment's rounds out of step, so it breaks the communicator. */
-static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c) {
+static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
   const char *api = api_of(c);
   /* an all-gatherv's blocks land at their places (packed: boff) */
   const size_t *places = c->nblocks > (size_t)comm->size + 1 ? c->blocks + comm->size + 1 : c->blocks;
@@ -741,20 +741,27 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c) {
     return PCCL_OK;
   }
   if (!comm->seg)
-    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api, "algorithm seg: no node segment (%s)",
-                       comm->seg_why);
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api, "algorithm %s: no node segment (%s)",
+                       choice.algo->name, comm->seg_why);
   if (c->device)
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
-                       "algorithm seg runs on host buffers only; use another algorithm");
+                       "algorithm %s runs on host buffers only; use another algorithm",
+                       choice.algo->name);
+  int direct = strcmp(choice.algo->name, "cma") == 0;
+  if (direct && !pccl_seg_runs_direct(comm->seg, c->coll))
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
+                       "algorithm cma: the node's ranks may not read and write each other's memory "
+                       "here (cross-memory attach refused); use seg or another algorithm");
   pccl_seg_call_t call = {c->coll, c->sendbuf, c->recvbuf, c->count, c->dtype, c->op, c->root,
-                          c->inplace, c->counts, places};
+                          c->inplace, c->counts, places, direct};
   for (int r = 0; c->counts && r < comm->size; r++) /* rounds over the largest block */
     call.count = r == 0 || c->counts[r] > call.count ? c->counts[r] : call.count;
   pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, pccl__request_idle};
   char why[PCCL_ERROR_LEN - 64];
   pccl_status_t st = pccl_seg_run(comm->seg, &call, &watch, why, sizeof why);
   if (st == PCCL_OK) return st;
-  pccl__error(comm, st, api, "algorithm seg: %s; the communicator is now broken", why);
+  pccl__error(comm, st, api, "algorithm %s: %s; the communicator is now broken", choice.algo->name,
+              why);
   comm->broken = st;
   snprintf(comm->broken_why, sizeof comm->broken_why, "%s", comm->error);
   return st;
@@ -854,7 +861,7 @@ static pccl_status_t run_call(pccl_comm_t *comm, pccl_call_t *c, int checked) {
   if (st != PCCL_OK || c->count == 0) return st;
   if (choice.algo->generate == pccl_gen_seg) {
     if (c->lossy_call) lossy_split(c, 0); /* a lossy call the plain way: exact */
-    return run_seg(comm, c);
+    return run_seg(comm, c, choice);
   }
   const pccl_sched_t *s;
   if ((st = schedule_of(comm, c, choice, &s)) != PCCL_OK) return st;
@@ -906,9 +913,9 @@ static pccl_status_t begin_call(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run
   r->phase = PCCL_PHASE_DONE;
   if (c->count == 0) return PCCL_OK;
   if (r->choice.algo->generate == pccl_gen_seg) {
-    if (comm->size == 1) return run_seg(comm, c); /* a copy */
+    if (comm->size == 1) return run_seg(comm, c, r->choice); /* a copy */
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api_of(c),
-                       "PCCL_ALGO forces seg, which runs blocking calls only");
+                       "PCCL_ALGO forces %s, which runs blocking calls only", r->choice.algo->name);
   }
   pccl_status_t st = schedule_of(comm, c, r->choice, &r->main);
   if (st != PCCL_OK) return st;
@@ -1070,8 +1077,8 @@ pccl_status_t pccl__call_validate(pccl_comm_t *comm, pccl_call_t *c) {
                        pccl_coll_name(c->coll));
   if (c->chosen.algo->generate == pccl_gen_seg && comm->size > 1)
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, c->api,
-                       "PCCL_ALGO forces %s:seg, which runs blocking calls only",
-                       pccl_coll_name(c->coll));
+                       "PCCL_ALGO forces %s:%s, which runs blocking calls only",
+                       pccl_coll_name(c->coll), c->chosen.algo->name);
   return PCCL_OK;
 }
 

@@ -18,7 +18,8 @@ typedef struct {
   int multi_node; /* only where ranks span several nodes and some node holds more than one */
   int max_nodes;  /* only up to this many nodes; 0: any number */
   pccl_algo_id_t algo;
-  int seg; /* only where the communicator has a node segment (one node) */
+  int seg; /* only where the communicator has a node segment (one node); 2: whose
+            * ranks may also read and write each other's memory (algorithm cma) */
   /* max_bytes is per hop of a chain: the bound is max_bytes x (p - 1) /
    * ceil(log2 p), where a pipeline's fill of p - 1 hops stops costing more
    * than log2 p whole-vector steps */
@@ -69,21 +70,40 @@ static const rule_t rules[] = {
      * binomial tree does as well from 32 KiB to 8 MiB, since the shm
      * transport lets the idle sender fold half the message in itself.
      * Measured with pccl-bench on 2, 3 and 4 ranks, malloc buffers
-     * (docs/results/seg): all-reduce on 2 ranks seg 1.29-1.86x Open MPI at
-     * 64-128 KiB against ring's 1.00-1.20x, ring 1.42-1.54x from 256 KiB
-     * against seg's 1.04-1.22x; reduce on 2 ranks seg 0.99-1.21x at 16 KiB
+     * (docs/results/seg): reduce on 2 ranks seg 0.99-1.21x at 16 KiB
      * (binomial 0.87-0.88x), binomial 1.04-1.09x at 512 KiB and 1.65-2.03x
      * at 2-8 MiB, seg 1.66-1.85x at 32 MiB (binomial 1.38-1.42x); reduce
      * seg 1.2-4.5x at every size on 3 and 4 ranks. All-reduce from 3 ranks
      * too: from 32 KiB the segment reduces each slice once and the ranks
      * copy the others' slices out (seg.c), 1.68-2.90x Open MPI at 64 KiB -
      * 64 MiB on 3 ranks (ring 0.98-2.39x), 1.62-2.46x at 256 KiB - 64 MiB on
-     * 4 (ring 1.11-1.80x). On 2 ranks the ring still ties or wins there
-     * (256 KiB - 16 MiB: ring 1.40-1.47x, seg 1.27-1.41x). */
-    {PCCL_COLL_ALLREDUCE, 128 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
+     * 4 (ring 1.11-1.80x). */
+    /* 2 ranks: the segment up to 4 MiB, then cma (seg.c's direct calls:
+     * each rank reduces half the vector reading the peer's input with
+     * cross-memory attach and writes the result into the peer's output
+     * from cache). This machine runs in two modes, seen in the same run of
+     * Open MPI's all-reduce (2 MiB in 360-400 or 950-1100 us): lines
+     * written by one core reach the other fast or slowly. The segment's
+     * rounds move every byte between the cores' caches and follow the
+     * mode; cma pins pages instead and costs the same in both. Three runs
+     * of pccl-bench -c allreduce -a cma,seg,recdbl (malloc buffers), fast
+     * mode / slow mode: 128 KiB-2 MiB seg 1.53-2.58x / 1.35-1.52x Open
+     * MPI, cma 0.99-1.61x / 2.72-2.80x; 8 MiB seg 1.86-1.91x / 1.12x, cma
+     * 1.39-1.40x / 1.46x; 32 MiB cma 2.47-2.58x. */
+    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
+    /* From 3 ranks the segment at every size (4 ranks sharing 2 cores: cma
+     * 1.07-1.57x, seg 1.25-3.37x). */
     {PCCL_COLL_ALLREDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_CMA, 2, 0},
     {PCCL_COLL_ALLGATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
     {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
+    /* 2 and 3 ranks: one handshake on the segment, then each rank reads its
+     * peers' blocks with cross-memory attach, where the ring's messages
+     * each make one: 2 ranks, two runs, cma 1.01-1.60x Open MPI at 16 KiB-1
+     * MiB against ring's 0.91-1.02x; from 4 MiB both 0.80-1.02x (each rank
+     * reads its peer's block and copies its own: the same bytes as Open
+     * MPI's). 3 ranks: cma 1.35-1.91x at 16 KiB-1 MiB, ring 1.01-1.22x. */
+    {PCCL_COLL_ALLGATHER, 2 << 20, 1, 0, 0, PCCL_ALGO_ALLGATHER_CMA, 2, 0},
     {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0},
     {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0},
     /* 2 ranks, two runs of -a seg,binomial (8 KiB-512 KiB): broadcast of
@@ -94,6 +114,11 @@ static const rule_t rules[] = {
      * 16 MiB (one 0.91x), binomial 0.52-2.17x; at 32 MiB 1.49-1.53x
      * against 1.16-1.71x */
     {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
+    /* 2 ranks, 32 KiB, three runs of -a cma,binomial,seg in both of the
+     * machine's modes (see the all-reduce's rows): cma 1.31-1.35x Open MPI,
+     * binomial 0.91-0.97x, seg 0.94x / 2.91-4.04x; at 128 KiB binomial
+     * 1.60-1.83x (the shm transport's shared copy), cma 1.05-1.17x. */
+    {PCCL_COLL_BROADCAST, 64 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_CMA, 2, 0},
     {PCCL_COLL_REDUCE, 32 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0},
     {PCCL_COLL_REDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0},
     {PCCL_COLL_REDUCE, 8 << 20, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0, 0},
@@ -197,7 +222,8 @@ struct pccl_sel {
 
 static int rule_holds(const pccl_comm_t *comm, const rule_t *r) {
   int multi_node = comm->nnodes > 1 && comm->nnodes < comm->size;
-  return comm->size >= r->min_ranks && (multi_node || !r->multi_node) && (comm->seg || !r->seg) &&
+  int seg = comm->seg ? 1 + pccl_seg_runs_direct(comm->seg, r->coll) : 0;
+  return comm->size >= r->min_ranks && (multi_node || !r->multi_node) && seg >= r->seg &&
          (!r->max_nodes || comm->nnodes <= r->max_nodes) && !excluded(comm, r->algo);
 }
 

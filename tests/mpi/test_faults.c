@@ -1,9 +1,10 @@
 /* test_faults.c - failures caused on purpose, and the errors pccl must give
  * for them instead of hanging or corrupting memory. Each rank prints what it
  * got and after how long ("rank R: STATUS after S s: message").
- *   test_faults skip      the last rank skips an all-reduce: the others get
- *                         PCCL_ERR_TIMEOUT within the timeout (2 s), naming
- *                         the peers awaited; their next call fails at once
+ *   test_faults skip      the last rank skips an all-reduce (ring, seg, cma):
+ *                         the others get PCCL_ERR_TIMEOUT within the timeout
+ *                         (2 s), naming the peers awaited; their next call
+ *                         fails at once
  *   test_faults abort     rank 0 is stuck in an all-reduce the others skip;
  *                         a second thread calls pccl_comm_abort after 0.5 s:
  *                         PCCL_ERR_ABORTED, long before the timeout (60 s)
@@ -95,6 +96,11 @@ static void test_skip(pccl_comm_t *comm) {
   if (!seg) return;
   skip_one(seg, "seg", "round");
   expect(pccl_comm_destroy(seg) == PCCL_OK, "pccl_comm_destroy");
+  pccl_comm_t *cma = NULL; /* the direct form's handshake rounds */
+  expect(pccl_comm_create_mpi(MPI_COMM_WORLD, &cma) == PCCL_OK, "a third communicator");
+  if (!cma) return;
+  skip_one(cma, "cma", "round");
+  expect(pccl_comm_destroy(cma) == PCCL_OK, "pccl_comm_destroy");
 }
 
 /* Each rank in turn comes `late` seconds late to a barrier: the others wait

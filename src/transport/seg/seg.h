@@ -68,10 +68,17 @@ typedef struct {
    * its block (in recvbuf, or in sendbuf; elements); count is then the
    * largest of the counts; NULL otherwise */
   const size_t *counts, *places;
+  /* the data move by cross-memory attach, the segment only carrying the
+   * handshake (all-reduce, all-gather; see pccl_seg_runs_direct) */
+  int direct;
 } pccl_seg_call_t;
 
 /* Whether the segment runs this collective at all. */
 int pccl_seg_runs(pccl_coll_t coll);
+/* Whether it runs it direct: every rank of the node may read and write its
+ * peers' memory (cross-memory attach, probed at creation) and the
+ * collective has a direct form. Alike on every rank of the node. */
+int pccl_seg_runs_direct(const pccl_seg_t *s, pccl_coll_t coll);
 
 /* Runs a call (every rank of the node must make the same one). Errors:
  * PCCL_ERR_MISMATCH when a peer's call differs, PCCL_ERR_TIMEOUT and

@@ -28,7 +28,6 @@
  * every chunk is counted finished, so the sender's buffer is free again
  * when it sees DONE. A broadcast's root, a reduce's leaves and every idle
  * sender thereby lend their core to the work. */
-#define _GNU_SOURCE /* process_vm_readv */
 #include "shm_transport.h"
 
 #include <errno.h>
@@ -40,24 +39,10 @@
 #if defined(__linux__)
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/uio.h>
 #endif
 
+#include "cma.h"
 #include "shared_mem.h"
-
-/* Memcheck cannot see what a peer's process_vm_writev puts into this
- * process's memory, and would call those bytes uninitialised: the receiver
- * of a shared copy says they are written (a no-op outside Valgrind). */
-#if defined(__has_include)
-#if __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
-#define PEER_WROTE(p, n) VALGRIND_MAKE_MEM_DEFINED(p, n)
-#endif
-#endif
-#ifndef PEER_WROTE
-#define PEER_WROTE(p, n) ((void)(p), (void)(n))
-#endif
 
 #define NSLOT 16 /* descriptors per (sender, receiver) pair */
 #define NMAP 32  /* peers' allocations kept mapped */
@@ -203,38 +188,6 @@ static pccl_status_t shm_irecv_reduce(void *ctx, int peer, int tag, void *dst, c
                                   .local = local, .fold = fold});
 }
 
-/* Moves `bytes` between `mine` (this process) and address `remote` of
- * process `pid`: reading them when !write, writing them when write. The two
- * system calls take the same arguments and may both stop short. */
-static int cross_copy(pid_t pid, void *mine, uint64_t remote, size_t bytes, int write) {
-#if defined(__linux__)
-  size_t done = 0;
-  while (done < bytes) {
-    struct iovec local = {(char *)mine + done, bytes - done};
-    struct iovec far = {(void *)(uintptr_t)(remote + done), bytes - done};
-    ssize_t n = write ? process_vm_writev(pid, &local, 1, &far, 1, 0)
-                      : process_vm_readv(pid, &local, 1, &far, 1, 0);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      return 0;
-    }
-    done += (size_t)n;
-  }
-  return 1;
-#else
-  (void)pid, (void)mine, (void)remote, (void)bytes, (void)write;
-  return 0;
-#endif
-}
-
-static int copy_from(pid_t pid, void *dst, uint64_t remote, size_t bytes) {
-  return cross_copy(pid, dst, remote, bytes, 0);
-}
-
-static int copy_to(pid_t pid, uint64_t remote, const void *src, size_t bytes) {
-  return cross_copy(pid, (void *)(uintptr_t)src, remote, bytes, 1); /* only read from */
-}
-
 #if defined(__linux__)
 /* This process's view of the sender's allocation named by d, or NULL when it
  * cannot be mapped (the caller then uses cross-memory attach). */
@@ -275,7 +228,7 @@ static int copy_message(pccl_shm_tp_t *t, int lpeer, const desc_t *d, void *dst)
     }
   }
 #endif
-  return copy_from(t->pids[lpeer], dst, d->addr, d->bytes);
+  return pccl_cma_read(t->pids[lpeer], dst, d->addr, d->bytes);
 }
 
 /* Folds the message of descriptor d into op's local operand: from the
@@ -294,7 +247,7 @@ static int fold_message(pccl_shm_tp_t *t, const op_t *op, const desc_t *d) {
   size_t chunk = BOUNCE_BYTES / op->fold.elem_size * op->fold.elem_size;
   for (size_t at = 0; at < d->bytes; at += chunk) {
     size_t n = d->bytes - at < chunk ? d->bytes - at : chunk;
-    if (!copy_from(t->pids[op->lpeer], t->bounce, d->addr + at, n)) return 0;
+    if (!pccl_cma_read(t->pids[op->lpeer], t->bounce, d->addr + at, n)) return 0;
     pccl_reducer_apply(&op->fold, op->buf + at, t->bounce, op->local + at, n);
   }
   return 1;
@@ -326,17 +279,18 @@ static int move_chunk(pccl_shm_tp_t *t, const desc_t *d, pid_t peer, int receivi
   char *dst = (char *)(uintptr_t)d->dst + at;
   const char *mine = (const char *)(uintptr_t)d->addr + at; /* the sender's */
   if (!d->local)
-    return receiving ? copy_from(peer, dst, d->addr + at, n) : copy_to(peer, d->dst + at, mine, n);
+    return receiving ? pccl_cma_read(peer, dst, d->addr + at, n)
+                     : pccl_cma_write(peer, d->dst + at, mine, n);
   pccl_reducer_t fold = {pccl_kernel_reduce((pccl_dtype_t)d->dtype, (pccl_op_t)d->op),
                          pccl_dtype_size((pccl_dtype_t)d->dtype), d->msg_second};
   if (receiving) {
-    if (!copy_from(peer, t->bounce, d->addr + at, n)) return 0;
+    if (!pccl_cma_read(peer, t->bounce, d->addr + at, n)) return 0;
     pccl_reducer_apply(&fold, dst, t->bounce, (const char *)(uintptr_t)d->local + at, n);
     return 1;
   }
-  if (!copy_from(peer, t->bounce, d->local + at, n)) return 0;
+  if (!pccl_cma_read(peer, t->bounce, d->local + at, n)) return 0;
   pccl_reducer_apply(&fold, t->bounce, mine, t->bounce, n);
-  return copy_to(peer, d->dst + at, t->bounce, n);
+  return pccl_cma_write(peer, d->dst + at, t->bounce, n);
 }
 
 /* Claims the next piece of shared work d: half of what is left (whole
@@ -381,7 +335,7 @@ static int finish_shared(pccl_shm_tp_t *t, op_t *op) {
   desc_t *d = &channel(t, op->lpeer, t->lrank)[op->desc];
   if (atomic_load_explicit(&d->done, memory_order_acquire) < d->bytes) return 0;
   int failed = atomic_load_explicit(&d->failed, memory_order_relaxed) != 0;
-  if (!failed) PEER_WROTE((void *)(uintptr_t)d->dst, d->bytes);
+  if (!failed) PCCL_PEER_WROTE((void *)(uintptr_t)d->dst, d->bytes);
   atomic_store_explicit(&d->state, failed ? D_MISMATCH : D_DONE, memory_order_release);
   op->desc = -1;
   return failed ? -(int)PCCL_ERR_INTERNAL : 1;
@@ -510,10 +464,11 @@ static int probe_cross_memory(pccl_shm_tp_t *t, const uint64_t *probe_addr, char
                               size_t whylen) {
   int next = (t->lrank + 1) % t->lsize;
   uint64_t got = 0, want = 0x7063636c73686dull ^ (uint64_t)next; /* "pcclshm" ^ index */
-  int ok = copy_from(t->pids[next], &got, probe_addr[next], sizeof got) && got == want;
+  int ok = pccl_cma_read(t->pids[next], &got, probe_addr[next], sizeof got) && got == want;
   int err = ok ? 0 : errno;
   /* Writing (shared copies) is probed on the word after the probe. */
-  int flags[2] = {ok, ok && copy_to(t->pids[next], probe_addr[next] + sizeof got, &want, sizeof want)};
+  int flags[2] = {ok, ok && pccl_cma_write(t->pids[next], probe_addr[next] + sizeof got, &want,
+                                           sizeof want)};
   MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MIN, t->group);
   int all = flags[0];
   t->share = flags[1];
@@ -547,9 +502,7 @@ static pccl_status_t setup_group(pccl_shm_tp_t *t, MPI_Comm comm, char *why, siz
     free(globals);
     return PCCL_ERR_NO_MEMORY;
   }
-  /* Yama's ptrace_scope=1 lets only declared tracers attach; cross-memory
-   * attach is checked the same way, so allow any process of this user. */
-  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  pccl_cma_allow();
 
   const size_t rows = (size_t)t->lsize * NSLOT;
   desc_t *mine = NULL;
