@@ -17,6 +17,7 @@
 #endif
 
 #include "cma.h"
+#include "copy.h"
 #include "kernels.h"
 
 #define LINE 64
@@ -72,6 +73,7 @@ struct pccl_seg {
   size_t map_bytes;
   size_t region;        /* bytes per rank: control line, RING heads and slots, two buffers */
   size_t cap;           /* bytes of one buffer (whole pages) */
+  size_t stride;        /* from one buffer to the next: cap, and a page for a part's offset */
   size_t lines;         /* bytes of a region before its slots: its lines, whole pages */
   uint64_t round;       /* the last round this rank started */
   uint64_t *known;      /* per rank: a round it is known to have finished */
@@ -100,12 +102,23 @@ static head_t *head(const pccl_seg_t *s, int r, uint64_t round, size_t bytes) {
 }
 
 /* Where that part lies: in the head's line when it fits, in the round's
- * slot when it is small, else in the round's buffer. */
+ * slot when it is small, else in the round's buffer, at the offset its
+ * writer chose (head data[0], see fill_part). */
 static unsigned char *part(const pccl_seg_t *s, int r, uint64_t round, size_t bytes) {
-  if (bytes <= PCCL_SEG_INLINE) return head(s, r, round, bytes)->data;
+  head_t *h = head(s, r, round, bytes);
+  if (bytes <= PCCL_SEG_INLINE) return h->data;
   unsigned char *data = (unsigned char *)region(s, r) + s->lines;
   if (small(bytes)) return data + round % RING * SLOT;
-  return data + RING * SLOT + (round & 1) * s->cap;
+  return data + RING * SLOT + (round & 1) * s->stride + h->data[0];
+}
+
+/* This rank's part of round n, to be filled from `src`: a buffer's part
+ * starts as far into a line as src does, so that copying in, and copying
+ * out into buffers placed like src (malloc's large blocks all start 16
+ * bytes into a page), never meets memcpy's slow distances (copy.h). */
+static unsigned char *fill_part(pccl_seg_t *s, uint64_t n, size_t bytes, const void *src) {
+  if (bytes > SLOT) head(s, s->me, n, bytes)->data[0] = (unsigned char)((uintptr_t)src % LINE);
+  return part(s, s->me, n, bytes);
 }
 
 static ctrl_t *ctrl(const pccl_seg_t *s, int r) { return (ctrl_t *)region(s, r); }
@@ -253,7 +266,7 @@ static pccl_status_t reduce_first(run_t *x, uint64_t n, int nparts, size_t part_
     else
       x->fn(dst, r == 1 ? first : dst, p, elems);
   }
-  if (nparts == 1 && first != dst) memcpy(dst, first, elems * x->es);
+  if (nparts == 1 && first != dst) pccl_copy(dst, first, elems * x->es);
   if (x->c->op == PCCL_AVG && nparts > 1) pccl_kernel_divide(x->c->dtype)(dst, elems, nparts);
   return PCCL_OK;
 }
@@ -270,8 +283,8 @@ static pccl_status_t contribute(run_t *x, uint64_t n, const char *src, size_t by
                                 size_t stride) {
   pccl_status_t st = wait_free(x->s, n, bytes * blocks, &x->w);
   if (st != PCCL_OK) return st;
-  unsigned char *dst = part(x->s, x->s->me, n, bytes * blocks);
-  for (size_t b = 0; b < blocks; b++) memcpy(dst + b * bytes, src + b * stride, bytes);
+  unsigned char *dst = fill_part(x->s, n, bytes * blocks, src);
+  for (size_t b = 0; b < blocks; b++) pccl_copy(dst + b * bytes, src + b * stride, bytes);
   publish(x->s, n, bytes * blocks, x->digest);
   return PCCL_OK;
 }
@@ -304,12 +317,12 @@ static pccl_status_t allreduce_split_round(run_t *x, uint64_t n, size_t off, siz
   int whole = c->inplace && s->me != 0;
   pccl_status_t st = wait_free(s, n, m * es, &x->w);
   if (st != PCCL_OK) return st;
-  unsigned char *in = part(s, s->me, n, m * es);
+  unsigned char *in = fill_part(s, n, m * es, src);
   if (whole) {
-    memcpy(in, src, m * es);
+    pccl_copy(in, src, m * es);
   } else {
-    memcpy(in, src, lo * es);
-    memcpy(in + hi * es, src + hi * es, (m - hi) * es);
+    pccl_copy(in, src, lo * es);
+    pccl_copy(in + hi * es, src + hi * es, (m - hi) * es);
   }
   publish(s, n, m * es, x->digest);
   st = reduce_parts(x, n, m * es, lo * es, dst + lo * es, hi - lo, whole ? NULL : src + lo * es);
@@ -319,7 +332,7 @@ static pccl_status_t allreduce_split_round(run_t *x, uint64_t n, size_t off, siz
   for (int r = 0; r < s->n && st == PCCL_OK; r++) {
     size_t rlo = slice_at(m, s->n, r), bytes = (slice_at(m, s->n, r + 1) - rlo) * es;
     if (r == s->me || (st = wait_part(s, r, n + 1, bytes, x->digest, &x->w)) != PCCL_OK) continue;
-    memcpy(dst + rlo * es, part(s, r, n + 1, bytes), bytes);
+    pccl_copy(dst + rlo * es, part(s, r, n + 1, bytes), bytes);
   }
   return st;
 }
@@ -354,10 +367,10 @@ static pccl_status_t allgather_round(run_t *x, uint64_t n, size_t off, size_t m)
   const char *mine = in_at(x, c->sendbuf, off);
   pccl_status_t st = contribute(x, n, mine, bytes, 1, 0);
   if (st != PCCL_OK) return st;
-  if (!c->inplace) memcpy(out_at(x, c->recvbuf, (size_t)s->me * c->count + off), mine, bytes);
+  if (!c->inplace) pccl_copy(out_at(x, c->recvbuf, (size_t)s->me * c->count + off), mine, bytes);
   for (int r = 0; r < s->n && st == PCCL_OK; r++) {
     if (r == s->me || (st = wait_part(s, r, n, bytes, x->digest, &x->w)) != PCCL_OK) continue;
-    memcpy(out_at(x, c->recvbuf, (size_t)r * c->count + off), part(s, r, n, bytes), bytes);
+    pccl_copy(out_at(x, c->recvbuf, (size_t)r * c->count + off), part(s, r, n, bytes), bytes);
   }
   return st;
 }
@@ -378,11 +391,11 @@ static pccl_status_t allgatherv_round(run_t *x, uint64_t n, size_t off, size_t m
   const char *mine = in_at(x, c->sendbuf, off);
   pccl_status_t st = contribute(x, n, mine, bytes, 1, 0);
   if (st != PCCL_OK) return st;
-  if (!c->inplace && bytes) memcpy(out_at(x, c->recvbuf, c->places[s->me] + off), mine, bytes);
+  if (!c->inplace && bytes) pccl_copy(out_at(x, c->recvbuf, c->places[s->me] + off), mine, bytes);
   for (int r = 0; r < s->n && st == PCCL_OK; r++) {
     bytes = within(c->counts[r], off, m) * x->es;
     if (r == s->me || (st = wait_part(s, r, n, bytes, x->digest, &x->w)) != PCCL_OK) continue;
-    if (bytes) memcpy(out_at(x, c->recvbuf, c->places[r] + off), part(s, r, n, bytes), bytes);
+    if (bytes) pccl_copy(out_at(x, c->recvbuf, c->places[r] + off), part(s, r, n, bytes), bytes);
   }
   return st;
 }
@@ -400,11 +413,11 @@ static pccl_status_t reduce_scatterv_round(run_t *x, uint64_t n, size_t off, siz
   }
   pccl_status_t st = wait_free(s, n, bytes, &x->w);
   if (st != PCCL_OK) return st;
-  unsigned char *dst = part(s, s->me, n, bytes);
+  unsigned char *dst = fill_part(s, n, bytes, c->sendbuf);
   size_t at = 0;
   for (int b = 0; b < s->n; b++) {
     size_t len = within(c->counts[b], off, m) * es;
-    memcpy(dst + at, in_at(x, c->sendbuf, c->places[b] + off), len);
+    pccl_copy(dst + at, in_at(x, c->sendbuf, c->places[b] + off), len);
     at += len;
   }
   publish(s, n, bytes, x->digest);
@@ -420,11 +433,11 @@ static pccl_status_t broadcast_round(run_t *x, uint64_t n, size_t off, size_t m)
   if (s->me == c->root) {
     const char *src = in_at(x, c->sendbuf, off);
     pccl_status_t st = contribute(x, n, src, bytes, 1, 0);
-    if (st == PCCL_OK && src != dst) memcpy(dst, src, bytes);
+    if (st == PCCL_OK && src != dst) pccl_copy(dst, src, bytes);
     return st;
   }
   pccl_status_t st = wait_part(s, c->root, n, bytes, x->digest, &x->w);
-  if (st == PCCL_OK) memcpy(dst, part(s, c->root, n, bytes), bytes);
+  if (st == PCCL_OK) pccl_copy(dst, part(s, c->root, n, bytes), bytes);
   return st;
 }
 
@@ -536,7 +549,7 @@ static pccl_status_t reduce_piece(run_t *x, uint64_t n, size_t at, size_t k, cha
  * overwrites it before the rank order reaches it). */
 static const char *own_piece(run_t *x, size_t at, size_t bytes) {
   const char *own = in_at(x, x->c->sendbuf, at);
-  return x->c->inplace && x->s->me != 0 ? memcpy(x->s->bounce + 2 * DIRECT_PIECE, own, bytes) : own;
+  return x->c->inplace && x->s->me != 0 ? pccl_copy(x->s->bounce + 2 * DIRECT_PIECE, own, bytes) : own;
 }
 
 /* Rank r reduces slice r of the vector piece by piece and writes each
@@ -588,7 +601,7 @@ static pccl_status_t broadcast_direct(run_t *x, uint64_t n, size_t off, size_t m
     if (!pccl_cma_read(s->pids[c->root], c->recvbuf, s->peers[c->root].send, bytes))
       mine = cma_failed(x, c->root, n);
   } else if (c->sendbuf != c->recvbuf) {
-    memcpy(c->recvbuf, c->sendbuf, bytes);
+    pccl_copy(c->recvbuf, c->sendbuf, bytes);
   }
   return direct_done(x, n + 1, mine);
 }
@@ -601,7 +614,7 @@ static pccl_status_t allgather_direct(run_t *x, uint64_t n, size_t off, size_t m
   pccl_status_t st = exchange_addrs(x, n, s->peers), mine = PCCL_OK;
   if (st != PCCL_OK) return st;
   size_t bytes = m * x->es;
-  if (!c->inplace) memcpy(out_at(x, c->recvbuf, (size_t)s->me * m), c->sendbuf, bytes);
+  if (!c->inplace) pccl_copy(out_at(x, c->recvbuf, (size_t)s->me * m), c->sendbuf, bytes);
   for (int r = 0; r < s->n && mine == PCCL_OK; r++)
     if (r != s->me && !pccl_cma_read(s->pids[r], out_at(x, c->recvbuf, (size_t)r * m), s->peers[r].send, bytes))
       mine = cma_failed(x, r, n);
@@ -816,7 +829,8 @@ pccl_status_t pccl_seg_create(MPI_Comm comm, int group, size_t bytes, pccl_seg_t
   if (s->cap < pg) s->cap = pg; /* at least a page: one element of every block of 256 ranks */
   s->lines = (LINE * (1 + RING + 2) + pg - 1) / pg * pg;
   /* a page-aligned region per rank: each rank's writes stay off its peers' lines */
-  s->region = s->lines + (RING * SLOT + pg - 1) / pg * pg + 2 * s->cap;
+  s->stride = s->cap + pg;
+  s->region = s->lines + (RING * SLOT + pg - 1) / pg * pg + 2 * s->stride;
   s->map_bytes = s->region * (size_t)s->n;
   s->known = calloc((size_t)s->n, sizeof *s->known);
   s->yield = s->n > node_cores(s->node);

@@ -42,6 +42,7 @@
 #endif
 
 #include "cma.h"
+#include "copy.h"
 #include "shared_mem.h"
 
 #define NSLOT 16 /* descriptors per (sender, receiver) pair */
@@ -223,7 +224,7 @@ static int copy_message(pccl_shm_tp_t *t, int lpeer, const desc_t *d, void *dst)
   if (d->fd >= 0) {
     const char *base = peer_mapping(t, lpeer, d);
     if (base) {
-      memcpy(dst, base + d->off, d->bytes);
+      pccl_copy(dst, base + d->off, d->bytes);
       return 1;
     }
   }
