@@ -558,8 +558,7 @@ static const char *own_piece(run_t *x, size_t at, size_t bytes) {
  * reduce's leaves) reduces into the bounce buffer. */
 static pccl_status_t reduce_slices(run_t *x, uint64_t n, size_t m, int root) {
   pccl_seg_t *s = x->s;
-  pccl_status_t st = exchange_addrs(x, n, s->peers), mine = PCCL_OK;
-  if (st != PCCL_OK) return st;
+  pccl_status_t mine = PCCL_OK;
   int keeps = root < 0 || root == s->me;
   size_t es = x->es, step = DIRECT_PIECE / es;
   size_t lo = slice_at(m, s->n, s->me), hi = slice_at(m, s->n, s->me + 1);
@@ -572,53 +571,69 @@ static pccl_status_t reduce_slices(run_t *x, uint64_t n, size_t m, int root) {
           !pccl_cma_write(s->pids[r], s->peers[r].recv + at * es, out, bytes))
         mine = cma_failed(x, r, n);
   }
-  st = direct_done(x, n + 1, mine);
-  if (st == PCCL_OK && keeps) PCCL_PEER_WROTE(x->c->recvbuf, m * es);
-  return st;
+  return mine;
 }
 
-static pccl_status_t allreduce_direct(run_t *x, uint64_t n, size_t off, size_t m) {
-  (void)off; /* a direct call runs whole */
+static pccl_status_t allreduce_move(run_t *x, uint64_t n, size_t m) {
   return reduce_slices(x, n, m, -1);
 }
 
 /* Every rank reduces its slice and writes it into the root's output, so
  * every core works, not the root's alone. */
-static pccl_status_t reduce_direct(run_t *x, uint64_t n, size_t off, size_t m) {
-  (void)off;
+static pccl_status_t reduce_move(run_t *x, uint64_t n, size_t m) {
   return reduce_slices(x, n, m, x->c->root);
 }
 
 /* Every rank but the root reads the root's vector. */
-static pccl_status_t broadcast_direct(run_t *x, uint64_t n, size_t off, size_t m) {
-  pccl_seg_t *s = x->s;
+static pccl_status_t broadcast_move(run_t *x, uint64_t n, size_t m) {
   const pccl_seg_call_t *c = x->c;
-  (void)off;
-  pccl_status_t st = exchange_addrs(x, n, s->peers), mine = PCCL_OK;
-  if (st != PCCL_OK) return st;
-  size_t bytes = m * x->es;
-  if (s->me != c->root) {
-    if (!pccl_cma_read(s->pids[c->root], c->recvbuf, s->peers[c->root].send, bytes))
-      mine = cma_failed(x, c->root, n);
-  } else if (c->sendbuf != c->recvbuf) {
-    pccl_copy(c->recvbuf, c->sendbuf, bytes);
+  int root = c->root;
+  if (x->s->me == root) {
+    if (c->sendbuf != c->recvbuf) pccl_copy(c->recvbuf, c->sendbuf, m * x->es);
+    return PCCL_OK;
   }
-  return direct_done(x, n + 1, mine);
+  return pccl_cma_read(x->s->pids[root], c->recvbuf, x->s->peers[root].send, m * x->es)
+             ? PCCL_OK
+             : cma_failed(x, root, n);
 }
 
 /* Rank r copies its own block and reads every peer's into its output. */
-static pccl_status_t allgather_direct(run_t *x, uint64_t n, size_t off, size_t m) {
+static pccl_status_t allgather_move(run_t *x, uint64_t n, size_t m) {
   pccl_seg_t *s = x->s;
   const pccl_seg_call_t *c = x->c;
-  (void)off;
-  pccl_status_t st = exchange_addrs(x, n, s->peers), mine = PCCL_OK;
-  if (st != PCCL_OK) return st;
   size_t bytes = m * x->es;
   if (!c->inplace) pccl_copy(out_at(x, c->recvbuf, (size_t)s->me * m), c->sendbuf, bytes);
-  for (int r = 0; r < s->n && mine == PCCL_OK; r++)
-    if (r != s->me && !pccl_cma_read(s->pids[r], out_at(x, c->recvbuf, (size_t)r * m), s->peers[r].send, bytes))
-      mine = cma_failed(x, r, n);
-  return direct_done(x, n + 1, mine);
+  for (int r = 0; r < s->n; r++)
+    if (r != s->me &&
+        !pccl_cma_read(s->pids[r], out_at(x, c->recvbuf, (size_t)r * m), s->peers[r].send, bytes))
+      return cma_failed(x, r, n);
+  return PCCL_OK;
+}
+
+/* What a direct call does between its two handshakes, and whether its
+ * peers then have written into this rank's output (Valgrind is told). */
+typedef struct {
+  pccl_status_t (*move)(run_t *x, uint64_t n, size_t m);
+  int peers_write;
+} direct_t;
+
+static const direct_t directs[PCCL_COLL_COUNT] = {
+    [PCCL_COLL_ALLREDUCE] = {allreduce_move, 1},
+    [PCCL_COLL_ALLGATHER] = {allgather_move, 0},
+    [PCCL_COLL_BROADCAST] = {broadcast_move, 0},
+    [PCCL_COLL_REDUCE] = {reduce_move, 1},
+};
+
+/* A direct call: round n publishes the buffers, the data move, round n + 1
+ * says every rank is done with its peers'. */
+static pccl_status_t direct_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  (void)off; /* a direct call runs whole */
+  const direct_t *d = &directs[x->c->coll];
+  pccl_status_t st = exchange_addrs(x, n, x->s->peers);
+  if (st == PCCL_OK) st = direct_done(x, n + 1, d->move(x, n, m));
+  int written = d->peers_write && (x->c->coll != PCCL_COLL_REDUCE || x->s->me == x->c->root);
+  if (st == PCCL_OK && written) PCCL_PEER_WROTE(x->c->recvbuf, m * x->es);
+  return st;
 }
 
 /* The collectives: a round, whether a rank's part of it holds a chunk of
@@ -643,12 +658,7 @@ static const seg_coll_t colls[PCCL_COLL_COUNT] = {
     [PCCL_COLL_REDUCE_SCATTERV] = {reduce_scatterv_round, 1, 1},
 };
 static const seg_coll_t allreduce_split = {allreduce_split_round, 0, 2, 0};
-static const seg_coll_t direct[PCCL_COLL_COUNT] = {
-    [PCCL_COLL_ALLREDUCE] = {allreduce_direct, 0, 2, 1},
-    [PCCL_COLL_ALLGATHER] = {allgather_direct, 0, 2, 1},
-    [PCCL_COLL_BROADCAST] = {broadcast_direct, 0, 2, 1},
-    [PCCL_COLL_REDUCE] = {reduce_direct, 0, 2, 1},
-};
+static const seg_coll_t direct = {direct_round, 0, 2, 1};
 
 /* From this size the split all-reduce's second round costs less than
  * reducing the whole vector on every rank. pccl-bench -a seg, float32,
@@ -660,7 +670,7 @@ static const seg_coll_t direct[PCCL_COLL_COUNT] = {
 static size_t split_min(int nranks) { return nranks == 2 ? (size_t)128 << 10 : (size_t)32 << 10; }
 
 static const seg_coll_t *coll_of(const pccl_seg_t *s, const pccl_seg_call_t *c, size_t es) {
-  if (c->direct) return &direct[c->coll];
+  if (c->direct) return &direct;
   if (c->coll == PCCL_COLL_ALLREDUCE && s->n > 1 && c->count * es >= split_min(s->n))
     return &allreduce_split;
   return &colls[c->coll];
@@ -684,7 +694,7 @@ static pccl_status_t run_rounds(run_t *x, const seg_coll_t *k) {
 int pccl_seg_runs(pccl_coll_t coll) { return (unsigned)coll < PCCL_COLL_COUNT && colls[coll].round; }
 
 int pccl_seg_runs_direct(const pccl_seg_t *s, pccl_coll_t coll) {
-  return s && s->cma && (unsigned)coll < PCCL_COLL_COUNT && direct[coll].round;
+  return s && s->cma && (unsigned)coll < PCCL_COLL_COUNT && directs[coll].move;
 }
 
 /* Everything a peer's call must agree with, in 64 bits. */
