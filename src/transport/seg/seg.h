@@ -16,6 +16,10 @@
  * having seen the peer publish a later round, or from the peer's control
  * line, where each rank records the last round it finished.
  *
+ * A direct call (algorithm cma) uses two rounds for handshakes only: the
+ * ranks publish where their buffers lie, move the data with cross-memory
+ * attach, and say when they are done with their peers' buffers.
+ *
  * The segment is a memfd created by the node's first rank and mapped by the
  * others through /proc/<pid>/fd: no name in any file system, readable only
  * by processes of this user, gone when the last process of the job exits. */
