@@ -86,8 +86,9 @@ static const rule_t rules[] = {
      * written by one core reach the other fast or slowly. The segment's
      * rounds move every byte between the cores' caches and follow the
      * mode; cma pins pages instead and costs the same in both. Three runs
-     * of pccl-bench -c allreduce -a cma,seg,recdbl (malloc buffers), fast
-     * mode / slow mode: 128 KiB-2 MiB seg 1.53-2.58x / 1.35-1.52x Open
+     * of pccl-bench -c allreduce -a cma,seg,recdbl (its buffers then 64-byte
+     * aligned, before b70ab3e; the final tables in docs/results/cma are on
+     * plain malloc), fast mode / slow mode: 128 KiB-2 MiB seg 1.53-2.58x / 1.35-1.52x Open
      * MPI, cma 0.99-1.61x / 2.72-2.80x; 8 MiB seg 1.86-1.91x / 1.12x, cma
      * 1.39-1.40x / 1.46x; 32 MiB cma 2.47-2.58x. */
     {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
@@ -99,8 +100,8 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
     /* 2 and 3 ranks: one handshake on the segment, then each rank reads its
      * peers' blocks with cross-memory attach, where the ring's messages
-     * each make one: 2 ranks, two runs, cma 1.01-1.60x Open MPI at 16 KiB-1
-     * MiB against ring's 0.91-1.02x; from 4 MiB both 0.80-1.02x (each rank
+     * each make one: 2 ranks, two runs on 64-byte aligned buffers, cma
+     * 1.01-1.60x Open MPI at 16 KiB-1 MiB against ring's 0.91-1.02x; from 4 MiB both 0.80-1.02x (each rank
      * reads its peer's block and copies its own: the same bytes as Open
      * MPI's). 3 ranks: cma 1.35-1.91x at 16 KiB-1 MiB, ring 1.01-1.22x. */
     {PCCL_COLL_ALLGATHER, 2 << 20, 1, 0, 0, PCCL_ALGO_ALLGATHER_CMA, 2, 0},
@@ -114,7 +115,8 @@ static const rule_t rules[] = {
      * 16 MiB (one 0.91x), binomial 0.52-2.17x; at 32 MiB 1.49-1.53x
      * against 1.16-1.71x */
     {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
-    /* 2 ranks, 32 KiB, three runs of -a cma,binomial,seg in both of the
+    /* 2 ranks, 32 KiB, three runs of -a cma,binomial,seg (64-byte aligned
+     * buffers, before b70ab3e) in both of the
      * machine's modes (see the all-reduce's rows): cma 1.31-1.35x Open MPI,
      * binomial 0.91-0.97x, seg 0.94x / 2.91-4.04x; at 128 KiB binomial
      * 1.60-1.83x (the shm transport's shared copy), cma 1.05-1.17x. */

@@ -2,12 +2,13 @@
  *
  * glibc (2.36 here) copies from a few KiB up with `rep movsb`, which on
  * some x86 cores runs at a tenth of its speed or less when the destination
- * lies just past the source modulo a page: on this project's AMD EPYC VM a
- * 128 KiB copy took 1.6-2.8 GB/s with the destination 1-16 bytes past the
- * source, 33-35 GB/s from 32 bytes on. malloc's large blocks start 16 bytes
- * into a page, so copying out of a page-aligned shared buffer into one hits
- * it every time. Such copies go in 2 KiB pieces, which glibc moves with
- * vector loads and stores (11-16 GB/s at those distances). */
+ * lies just past the source modulo a page. malloc's large blocks start 16
+ * bytes into a page, so copying out of a page-aligned shared buffer into one
+ * hits it every time. Such copies go in 2 KiB pieces, which glibc moves with
+ * vector loads and stores. build/bin/pccl-copybench 131072 on this project's
+ * AMD EPYC VM (docs/results/cma/copy-128k.txt): memcpy 1.9-2.9 GB/s with the
+ * destination 8-24 bytes past the source, pccl_copy 15.3-15.7; 35-46 GB/s
+ * for both at 0 and from 32 bytes on. */
 #ifndef PCCL_COPY_H
 #define PCCL_COPY_H
 
