@@ -173,6 +173,18 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
   X(REDUCE_CMA, REDUCE, "cma", 0, 0,                                                              \
     "node segment for the handshake, data by cross-memory attach: each rank reduces its slice "  \
     "reading its peers' inputs and writes it into the root's output; one node", pccl_gen_seg)    \
+  X(ALLREDUCE_SEG_CMA, ALLREDUCE, "seg_cma", 0, 0,                                                \
+    "seg or cma, whichever this node timed faster for the call's size class (trials on its "     \
+    "first calls and every 256 after); one node", pccl_gen_seg)                                   \
+  X(ALLGATHER_SEG_CMA, ALLGATHER, "seg_cma", 0, 0,                                                \
+    "seg or cma, whichever this node timed faster for the call's size class (trials on its "     \
+    "first calls and every 256 after); one node", pccl_gen_seg)                                   \
+  X(BROADCAST_SEG_CMA, BROADCAST, "seg_cma", 0, 0,                                                \
+    "seg or cma, whichever this node timed faster for the call's size class (trials on its "     \
+    "first calls and every 256 after); one node", pccl_gen_seg)                                   \
+  X(REDUCE_SEG_CMA, REDUCE, "seg_cma", 0, 0,                                                      \
+    "seg or cma, whichever this node timed faster for the call's size class (trials on its "     \
+    "first calls and every 256 after); one node", pccl_gen_seg)                                   \
   X(SCAN_RECDBL, SCAN, "recdbl", 0, 0,                                                            \
     "recursive doubling (Hillis-Steele): ceil(log2 p) steps of the whole vector, any p",         \
     pccl_gen_scan_recdbl)                                                                         \

@@ -730,6 +730,21 @@ static pccl_status_t stream(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice
 /* A call the node segment runs: the whole collective as its one step,
  * without a schedule to fetch or an executor to set up. Any error leaves
  * the segment's rounds out of step, so it breaks the communicator. */
+/* How a node-segment algorithm moves its data. */
+static pccl_seg_path_t seg_path(pccl_algo_id_t id) {
+  switch (id) {
+  case PCCL_ALGO_ALLREDUCE_CMA:
+  case PCCL_ALGO_ALLGATHER_CMA:
+  case PCCL_ALGO_BROADCAST_CMA:
+  case PCCL_ALGO_REDUCE_CMA: return PCCL_SEG_DIRECT;
+  case PCCL_ALGO_ALLREDUCE_SEG_CMA:
+  case PCCL_ALGO_ALLGATHER_SEG_CMA:
+  case PCCL_ALGO_BROADCAST_SEG_CMA:
+  case PCCL_ALGO_REDUCE_SEG_CMA: return PCCL_SEG_TIMED;
+  default: return PCCL_SEG_BUFFERS;
+  }
+}
+
 static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
   const char *api = api_of(c);
   /* an all-gatherv's blocks land at their places (packed: boff) */
@@ -747,13 +762,14 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choic
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
                        "algorithm %s runs on host buffers only; use another algorithm",
                        choice.algo->name);
-  int direct = strcmp(choice.algo->name, "cma") == 0;
-  if (direct && !pccl_seg_runs_direct(comm->seg, c->coll))
+  pccl_seg_path_t path = seg_path(choice.algo->id);
+  if (path != PCCL_SEG_BUFFERS && !pccl_seg_runs_direct(comm->seg, c->coll))
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
-                       "algorithm cma: the node's ranks may not read and write each other's memory "
-                       "here (cross-memory attach refused); use seg or another algorithm");
+                       "algorithm %s: the node's ranks may not read and write each other's memory "
+                       "here (cross-memory attach refused); use seg or another algorithm",
+                       choice.algo->name);
   pccl_seg_call_t call = {c->coll, c->sendbuf, c->recvbuf, c->count, c->dtype, c->op, c->root,
-                          c->inplace, c->counts, places, direct};
+                          c->inplace, c->counts, places, path};
   for (int r = 0; c->counts && r < comm->size; r++) /* rounds over the largest block */
     call.count = r == 0 || c->counts[r] > call.count ? c->counts[r] : call.count;
   pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, pccl__request_idle};

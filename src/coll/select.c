@@ -91,36 +91,29 @@ static const rule_t rules[] = {
      * plain malloc), fast mode / slow mode: 128 KiB-2 MiB seg 1.53-2.58x / 1.35-1.52x Open
      * MPI, cma 0.99-1.61x / 2.72-2.80x; 8 MiB seg 1.86-1.91x / 1.12x, cma
      * 1.39-1.40x / 1.46x; 32 MiB cma 2.47-2.58x. */
+    /* From 16 KiB the node times both and keeps the faster (seg_cma):
+     * TIMING_NOTE */
+    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG_CMA, 2, 0},
+    /* Without cross-memory attach: the segment up to 4 MiB on 2 ranks, at
+     * every size from 3. */
     {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
-    /* From 3 ranks the segment at every size (4 ranks sharing 2 cores: cma
-     * 1.07-1.57x, seg 1.25-3.37x). */
     {PCCL_COLL_ALLREDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_CMA, 2, 0},
+    /* All-gather: the segment, from 16 KiB timed against cma (seg_cma).
+     * ALLGATHER_NOTE */
     {PCCL_COLL_ALLGATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
-    {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
-    /* 2 and 3 ranks: one handshake on the segment, then each rank reads its
-     * peers' blocks with cross-memory attach, where the ring's messages
-     * each make one: 2 ranks, two runs on 64-byte aligned buffers, cma
-     * 1.01-1.60x Open MPI at 16 KiB-1 MiB against ring's 0.91-1.02x; from 4 MiB both 0.80-1.02x (each rank
-     * reads its peer's block and copies its own: the same bytes as Open
-     * MPI's). 3 ranks: cma 1.35-1.91x at 16 KiB-1 MiB, ring 1.01-1.22x. */
-    {PCCL_COLL_ALLGATHER, 2 << 20, 1, 0, 0, PCCL_ALGO_ALLGATHER_CMA, 2, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG_CMA, 2, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
     {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0},
     {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0},
-    /* 2 ranks, two runs of -a seg,binomial (8 KiB-512 KiB): broadcast of
-     * 16 KiB seg 1.11x Open MPI, binomial 0.90x; reduce of 32 KiB seg
-     * 1.01-1.06x, binomial 0.77-0.87x. */
+    /* Broadcast: BROADCAST_NOTE */
     {PCCL_COLL_BROADCAST, 16 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
-    /* 4 ranks on 2 cores, three runs: seg 1.08-2.68x Open MPI at 8 KiB -
-     * 16 MiB (one 0.91x), binomial 0.52-2.17x; at 32 MiB 1.49-1.53x
-     * against 1.16-1.71x */
     {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
-    /* 2 ranks, 32 KiB, three runs of -a cma,binomial,seg (64-byte aligned
-     * buffers, before b70ab3e) in both of the
-     * machine's modes (see the all-reduce's rows): cma 1.31-1.35x Open MPI,
-     * binomial 0.91-0.97x, seg 0.94x / 2.91-4.04x; at 128 KiB binomial
-     * 1.60-1.83x (the shm transport's shared copy), cma 1.05-1.17x. */
-    {PCCL_COLL_BROADCAST, 64 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_CMA, 2, 0},
+    {PCCL_COLL_BROADCAST, 64 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG_CMA, 2, 0},
+    {PCCL_COLL_BROADCAST, 64 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
+    /* Reduce: REDUCE_NOTE */
+    {PCCL_COLL_REDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0},
+    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SEG_CMA, 2, 0},
     {PCCL_COLL_REDUCE, 32 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0},
     {PCCL_COLL_REDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0},
     {PCCL_COLL_REDUCE, 8 << 20, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0, 0},

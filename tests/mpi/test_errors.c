@@ -371,7 +371,8 @@ static void env_errors(void) {
     pccl_comm_destroy(c);
   }
   setenv("PCCL_ALGO", "allgather:-ring,allgather:-recdbl,allgather:-bruck,allgather:-recmul,"
-                      "allgather:-precmul,allgather:-kring,allgather:-seg,allgather:-cma", 1);
+                      "allgather:-precmul,allgather:-kring,allgather:-seg,allgather:-cma,"
+                      "allgather:-seg_cma", 1);
   c = NULL;
   expect(pccl_comm_create_mpi(MPI_COMM_WORLD, &c) == PCCL_OK, "PCCL_ALGO excluding all accepted");
   if (c) {
@@ -526,23 +527,35 @@ static void status_strings(void) {
  * PCCL_ERR_MISMATCH, naming the peer; the communicator is then broken.
  * Under cma the check comes before any rank touches a peer's buffers, whose
  * sizes differ. */
-static void seg_mismatch(const char *algo) {
+/* Local rank 0 passes one element more than the others, after `agreed`
+ * calls that match (with a timed algorithm, `agreed` decides which path the
+ * call that differs takes): every rank gets PCCL_ERR_MISMATCH, then a
+ * broken communicator. */
+static void seg_mismatch(const char *algo, size_t count, int agreed) {
   pccl_comm_t *c = NULL;
   if (pccl_comm_create_mpi(MPI_COMM_WORLD, &c) != PCCL_OK) {
     expect(0, "create for the segment mismatch");
     return;
   }
   expect(pccl_comm_set_algo(c, PCCL_COLL_ALLREDUCE, algo) == PCCL_OK, "force seg or cma");
-  float in[2] = {1.0f, 1.0f}, out[2];
-  pccl_status_t st = pccl_allreduce(in, out, g_rank == 0 ? 2 : 1, PCCL_FLOAT32, PCCL_SUM, c);
+  float *in = calloc(count + 1, sizeof *in), *out = calloc(count + 1, sizeof *out);
   char what[640];
+  pccl_status_t st = PCCL_OK;
+  for (int i = 0; i < agreed && st == PCCL_OK; i++)
+    st = pccl_allreduce(in, out, count, PCCL_FLOAT32, PCCL_SUM, c);
+  snprintf(what, sizeof what, "%s: %d matching calls of %zu elements: \"%s\"", algo, agreed, count,
+           pccl_last_error(c));
+  expect(st == PCCL_OK, what);
+  st = pccl_allreduce(in, out, g_rank == 0 ? count + 1 : count, PCCL_FLOAT32, PCCL_SUM, c);
   snprintf(what, sizeof what, "%s: counts differ: status %d, \"%s\"", algo, (int)st,
            pccl_last_error(c));
   expect(st == PCCL_ERR_MISMATCH && strstr(pccl_last_error(c), "different call"), what);
-  st = pccl_allreduce(in, out, 1, PCCL_FLOAT32, PCCL_SUM, c);
+  st = pccl_allreduce(in, out, count, PCCL_FLOAT32, PCCL_SUM, c);
   snprintf(what, sizeof what, "%s: the call after a mismatch fails on the broken communicator", algo);
   expect(st == PCCL_ERR_MISMATCH && strstr(pccl_last_error(c), "broken"), what);
   pccl_comm_destroy(c);
+  free(in);
+  free(out);
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -667,8 +680,12 @@ int main(int argc, char **argv) {
     snprintf(rpn, sizeof rpn, "%d", g_rank == 1 ? 1 : g_size);
     disagreeing_env("PCCL_RANKS_PER_NODE", rpn, "node layout");
   }
-  if (g_size >= 2) seg_mismatch("seg");
-  if (g_size >= 2) seg_mismatch("cma");
+  if (g_size >= 2) seg_mismatch("seg", 1, 0);
+  if (g_size >= 2) seg_mismatch("cma", 1, 0);
+  /* 16 KiB and 4 bytes more: one size class, whose trials run its first 4
+   * calls on the buffers and the next 4 direct (seg.c, RUN) */
+  if (g_size >= 2) seg_mismatch("seg_cma", 4096, 0);
+  if (g_size >= 2) seg_mismatch("seg_cma", 4096, 4);
   if (g_size >= 2) seg_broadcast_root_learns();
   mem_errors();
   status_strings();

@@ -66,6 +66,24 @@ typedef struct {
   uint64_t send, recv;
 } addrs_t;
 
+/* A timed call's size class (bytes rounded down to a power of two): its
+ * calls so far, the path it takes between trials, and this rank's best time
+ * of each path in the current trials. The trials run each path RUN calls
+ * in a row, timing all but the first (which pays for the other path's
+ * leftovers in the caches, and on a class's first calls for the buffers'
+ * first touch), and come again every EPOCH calls: this machine changes
+ * speed within a run (lines move between its cores fast or several times
+ * slower; the buffers' path follows that, the direct one does not; see
+ * docs/results/timed). */
+#define SIZE_CLASSES 64
+#define RUN 4
+#define EPOCH 256
+typedef struct {
+  uint32_t calls;
+  int direct;
+  double best[2];
+} timing_t;
+
 struct pccl_seg {
   MPI_Comm node;
   int me, n;            /* this rank's index in the node, ranks in it */
@@ -83,6 +101,7 @@ struct pccl_seg {
   addrs_t *peers;       /* per rank: its buffers in the current direct call */
   char *bounce;         /* 4 x DIRECT_PIECE: a direct call's pieces */
   uint64_t probe[2];    /* read, then written, by a peer at creation */
+  timing_t timing[PCCL_COLL_COUNT][SIZE_CLASSES];
 };
 
 /* ---- layout ---------------------------------------------------------- */
@@ -241,6 +260,7 @@ typedef struct {
   uint64_t digest;
   pccl_reduce_fn fn;
   waiter_t w;
+  int direct; /* the data move by cross-memory attach (PCCL_SEG_DIRECT) */
 } run_t;
 
 /* The bytes at element `off` of a buffer. */
@@ -552,6 +572,18 @@ static const char *own_piece(run_t *x, size_t at, size_t bytes) {
   return x->c->inplace && x->s->me != 0 ? pccl_copy(x->s->bounce + 2 * DIRECT_PIECE, own, bytes) : own;
 }
 
+/* Where rank r's slice starts when the results go to `root` alone: the
+ * root reads its peers' pieces of its slice, each other rank reads them and
+ * then writes the result into the root's output, one transfer more per
+ * element; so the root takes p shares of the vector to the others' p - 1
+ * each, and every rank moves about as many bytes. Even slices when
+ * root < 0. */
+static size_t rooted_slice_at(size_t m, int p, int root, int r) {
+  if (root < 0) return slice_at(m, p, r);
+  size_t before = (size_t)r * (size_t)(p - 1) + (r > root ? 1 : 0);
+  return (size_t)((unsigned __int128)m * before / ((size_t)p + (size_t)(p - 1) * (size_t)(p - 1)));
+}
+
 /* Rank r reduces slice r of the vector piece by piece and writes each
  * finished piece, still in cache, into the output of `root`, or of every
  * peer when root < 0 (all-reduce); a rank without an output of its own (a
@@ -561,7 +593,7 @@ static pccl_status_t reduce_slices(run_t *x, uint64_t n, size_t m, int root) {
   pccl_status_t mine = PCCL_OK;
   int keeps = root < 0 || root == s->me;
   size_t es = x->es, step = DIRECT_PIECE / es;
-  size_t lo = slice_at(m, s->n, s->me), hi = slice_at(m, s->n, s->me + 1);
+  size_t lo = rooted_slice_at(m, s->n, root, s->me), hi = rooted_slice_at(m, s->n, root, s->me + 1);
   for (size_t at = lo; at < hi && mine == PCCL_OK; at += step) {
     size_t k = hi - at < step ? hi - at : step, bytes = k * es;
     char *out = keeps ? out_at(x, x->c->recvbuf, at) : s->bounce + 3 * DIRECT_PIECE;
@@ -669,8 +701,9 @@ static const seg_coll_t direct = {direct_round, 0, 2, 1};
  * 1.3-1.45x faster at 256 KiB-16 MiB). */
 static size_t split_min(int nranks) { return nranks == 2 ? (size_t)128 << 10 : (size_t)32 << 10; }
 
-static const seg_coll_t *coll_of(const pccl_seg_t *s, const pccl_seg_call_t *c, size_t es) {
-  if (c->direct) return &direct;
+static const seg_coll_t *coll_of(const pccl_seg_t *s, const pccl_seg_call_t *c, size_t es,
+                                 int direct_call) {
+  if (direct_call) return &direct;
   if (c->coll == PCCL_COLL_ALLREDUCE && s->n > 1 && c->count * es >= split_min(s->n))
     return &allreduce_split;
   return &colls[c->coll];
@@ -710,20 +743,61 @@ static uint64_t digest_of(const pccl_seg_call_t *c, int nranks) {
   return h;
 }
 
-pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
-                           const pccl_seg_watch_t *watch, char *why, size_t whylen) {
-  if (!pccl_seg_runs(call->coll) || (call->direct && !pccl_seg_runs_direct(s, call->coll))) {
-    snprintf(why, whylen, "the node segment does not run %s%s", pccl_coll_name(call->coll),
-             call->direct ? " by cross-memory attach" : "");
-    return PCCL_ERR_UNSUPPORTED;
-  }
-  run_t x = {s, call, pccl_dtype_size(call->dtype), digest_of(call, s->n),
-             pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}};
-  pccl_status_t st = run_rounds(&x, coll_of(s, call, x.es));
-  /* out of step from now on: tell the peers, whose waits would otherwise
-   * last until their own timeout */
+/* Runs a call one way; after an error the segment is out of step: the
+ * peers are told, whose waits would otherwise last until their own
+ * timeout. */
+static pccl_status_t run_path(pccl_seg_t *s, const pccl_seg_call_t *call, int direct_call,
+                              const pccl_seg_watch_t *watch, char *why, size_t whylen) {
+  /* the path in the digest: ranks that took different paths get an error */
+  run_t x = {s, call, pccl_dtype_size(call->dtype), digest_of(call, s->n) ^ (uint64_t)direct_call,
+             pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}, direct_call};
+  pccl_status_t st = run_rounds(&x, coll_of(s, call, x.es, direct_call));
   if (st != PCCL_OK) atomic_store_explicit(&ctrl(s, s->me)->failed, (uint32_t)st, memory_order_release);
   return st;
+}
+
+/* The path the node picks for a timed class: the one whose best time on
+ * the slowest rank was lower (an all-reduce of the best times, MAX). */
+static pccl_status_t pick_path(pccl_seg_t *s, timing_t *t, const pccl_seg_watch_t *watch,
+                               char *why, size_t whylen) {
+  double slowest[2];
+  pccl_seg_call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = t->best, .recvbuf = slowest,
+                       .count = 2, .dtype = PCCL_FLOAT64, .op = PCCL_MAX};
+  pccl_status_t st = run_path(s, &c, 0, watch, why, whylen);
+  t->direct = st == PCCL_OK && slowest[1] < slowest[0];
+  return st;
+}
+
+static int size_class(size_t bytes) {
+  int k = 0;
+  while (bytes >>= 1) k++;
+  return k;
+}
+
+static pccl_status_t run_timed(pccl_seg_t *s, const pccl_seg_call_t *call,
+                               const pccl_seg_watch_t *watch, char *why, size_t whylen) {
+  timing_t *t = &s->timing[call->coll][size_class(call->count * pccl_dtype_size(call->dtype))];
+  uint32_t phase = t->calls++ % EPOCH;
+  if (phase >= 2 * RUN) return run_path(s, call, t->direct, watch, why, whylen);
+  int direct_call = phase >= RUN, nth = (int)(phase % RUN);
+  double start = now();
+  pccl_status_t st = run_path(s, call, direct_call, watch, why, whylen);
+  if (st != PCCL_OK || nth == 0) return st;
+  double took = now() - start;
+  if (nth == 1 || took < t->best[direct_call]) t->best[direct_call] = took;
+  return phase == 2 * RUN - 1 ? pick_path(s, t, watch, why, whylen) : PCCL_OK;
+}
+
+pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
+                           const pccl_seg_watch_t *watch, char *why, size_t whylen) {
+  if (!pccl_seg_runs(call->coll) ||
+      (call->path != PCCL_SEG_BUFFERS && !pccl_seg_runs_direct(s, call->coll))) {
+    snprintf(why, whylen, "the node segment does not run %s%s", pccl_coll_name(call->coll),
+             call->path != PCCL_SEG_BUFFERS ? " by cross-memory attach" : "");
+    return PCCL_ERR_UNSUPPORTED;
+  }
+  if (call->path == PCCL_SEG_TIMED) return run_timed(s, call, watch, why, whylen);
+  return run_path(s, call, call->path == PCCL_SEG_DIRECT, watch, why, whylen);
 }
 
 /* ---- creation ---------------------------------------------------------- */

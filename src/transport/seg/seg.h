@@ -57,6 +57,12 @@ pccl_status_t pccl_seg_create(MPI_Comm comm, int group, size_t bytes, pccl_seg_t
  * freed too; without (a broken communicator) only this rank's memory. */
 void pccl_seg_destroy(pccl_seg_t *s, int peers_alive);
 
+/* How a call moves its data: through the segment's buffers; directly by
+ * cross-memory attach, the segment carrying only the handshakes (see
+ * pccl_seg_runs_direct); or by whichever of the two this node timed faster
+ * for the call's collective and size class (see pccl_seg_run). */
+typedef enum { PCCL_SEG_BUFFERS, PCCL_SEG_DIRECT, PCCL_SEG_TIMED } pccl_seg_path_t;
+
 /* One call on the segment. Counts follow pccl.h; `op` and `root` are read
  * only by the collectives that take them. */
 typedef struct {
@@ -72,9 +78,7 @@ typedef struct {
    * its block (in recvbuf, or in sendbuf; elements); count is then the
    * largest of the counts; NULL otherwise */
   const size_t *counts, *places;
-  /* the data move by cross-memory attach, the segment only carrying the
-   * handshake (all-reduce, all-gather; see pccl_seg_runs_direct) */
-  int direct;
+  pccl_seg_path_t path;
 } pccl_seg_call_t;
 
 /* Whether the segment runs this collective at all. */
@@ -84,7 +88,12 @@ int pccl_seg_runs(pccl_coll_t coll);
  * collective has a direct form. Alike on every rank of the node. */
 int pccl_seg_runs_direct(const pccl_seg_t *s, pccl_coll_t coll);
 
-/* Runs a call (every rank of the node must make the same one). Errors:
+/* Runs a call (every rank of the node must make the same one). A timed
+ * call (PCCL_SEG_TIMED) takes its size class's trials at the same calls on
+ * every rank, since they count the same calls: a few calls alternating
+ * the two paths, then a small all-reduce over the node of each path's
+ * best time, which picks the path for the class alike everywhere until
+ * the next trials. Errors:
  * PCCL_ERR_MISMATCH when a peer's call differs, PCCL_ERR_TIMEOUT and
  * PCCL_ERR_ABORTED from `watch`; `why` then says which peer and round. After
  * any error the segment's rounds are out of step and the segment must not be
