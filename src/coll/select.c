@@ -58,60 +58,45 @@ static const rule_t rules[] = {
     {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RING, 0, 0},
     {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC, 0, 0},
     {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING, 0, 0},
-    /* One node with a segment (src/transport/seg): it takes the sizes where
-     * a call's fixed cost and the handshakes of messages rule, and, from 4
-     * ranks, all-gathers up to 8 MiB. Above these sizes the single-copy
-     * algorithms over the shm transport win: the segment copies every byte
-     * twice (in, then out), and a reader takes each line from the cache of
-     * the core that has just written it, where cross-memory attach reads
-     * the peer's unchanged input. Reduce is the exception: its root only
-     * reduces out of the segment while the others copy in, so both cores
-     * work at once; from 3 ranks that wins at every size. On 2 ranks the
-     * binomial tree does as well from 32 KiB to 8 MiB, since the shm
-     * transport lets the idle sender fold half the message in itself.
-     * Measured with pccl-bench on 2, 3 and 4 ranks, malloc buffers
-     * (docs/results/seg): reduce on 2 ranks seg 0.99-1.21x at 16 KiB
-     * (binomial 0.87-0.88x), binomial 1.04-1.09x at 512 KiB and 1.65-2.03x
-     * at 2-8 MiB, seg 1.66-1.85x at 32 MiB (binomial 1.38-1.42x); reduce
-     * seg 1.2-4.5x at every size on 3 and 4 ranks. All-reduce from 3 ranks
-     * too: from 32 KiB the segment reduces each slice once and the ranks
-     * copy the others' slices out (seg.c), 1.68-2.90x Open MPI at 64 KiB -
-     * 64 MiB on 3 ranks (ring 0.98-2.39x), 1.62-2.46x at 256 KiB - 64 MiB on
-     * 4 (ring 1.11-1.80x). */
-    /* 2 ranks: the segment up to 4 MiB, then cma (seg.c's direct calls:
-     * each rank reduces half the vector reading the peer's input with
-     * cross-memory attach and writes the result into the peer's output
-     * from cache). This machine runs in two modes, seen in the same run of
-     * Open MPI's all-reduce (2 MiB in 360-400 or 950-1100 us): lines
-     * written by one core reach the other fast or slowly. The segment's
-     * rounds move every byte between the cores' caches and follow the
-     * mode; cma pins pages instead and costs the same in both. Three runs
-     * of pccl-bench -c allreduce -a cma,seg,recdbl (its buffers then 64-byte
-     * aligned, before b70ab3e; the final tables in docs/results/cma are on
-     * plain malloc), fast mode / slow mode: 128 KiB-2 MiB seg 1.53-2.58x / 1.35-1.52x Open
-     * MPI, cma 0.99-1.61x / 2.72-2.80x; 8 MiB seg 1.86-1.91x / 1.12x, cma
-     * 1.39-1.40x / 1.46x; 32 MiB cma 2.47-2.58x. */
-    /* From 16 KiB the node times both and keeps the faster (seg_cma):
-     * TIMING_NOTE */
+    /* One node with a segment (src/transport/seg). Small calls take its
+     * buffers (seg): a call's fixed cost rules there. From 16 KiB (8 KiB for
+     * broadcast) the all-reduce, all-gather, broadcast and reduce take
+     * seg_cma, which times the buffers against cma (seg.c's direct calls:
+     * the segment for two handshakes, the data by cross-memory attach) on
+     * the node's first calls of each size class and keeps the faster. No
+     * fixed row can: this machine runs in two modes, lines written by one
+     * core reaching the other fast or several times slower, sometimes
+     * switching within a run; the buffers' rounds follow the mode, cma
+     * costs the same in both. pccl-bench -a seg_cma,seg,cma, two runs on 2
+     * ranks and one on 4, 16 KiB-64 MiB, malloc buffers
+     * (docs/results/timed): 2-rank all-reduce of 256 KiB seg 1.30-1.33x
+     * Open MPI, cma 2.90-3.02x; 2-rank reduce of 1 MiB seg 0.75x in one run
+     * and 2.25x in the other, cma 1.28x and 1.15x; seg_cma's speedup at
+     * least 0.9 of the better path's at 47 of 56 points (median 0.97). */
     {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
     {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG_CMA, 2, 0},
     /* Without cross-memory attach: the segment up to 4 MiB on 2 ranks, at
      * every size from 3. */
     {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
     {PCCL_COLL_ALLREDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0},
-    /* All-gather: the segment, from 16 KiB timed against cma (seg_cma).
-     * ALLGATHER_NOTE */
+    /* Without cross-memory attach, all-gathers larger than 16 KiB take the
+     * segment from 4 ranks up to 8 MiB, else Bruck or the ring (below). */
     {PCCL_COLL_ALLGATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
     {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG_CMA, 2, 0},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
+    {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
     {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0},
     {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0},
-    /* Broadcast: BROADCAST_NOTE */
-    {PCCL_COLL_BROADCAST, 16 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
+    /* Broadcast: on 2-3 ranks seg_cma up to 32 KiB, then the binomial tree
+     * over the shm transport (its single copy: 1.50-1.98x Open MPI at 64
+     * KiB-64 MiB in one run of -a seg,cma,binomial on 2 ranks, where
+     * seg_cma's paths made 0.47-1.26x from 64 KiB in the runs above); from
+     * 4 ranks the segment. */
+    {PCCL_COLL_BROADCAST, 8 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
     {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
-    {PCCL_COLL_BROADCAST, 64 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG_CMA, 2, 0},
-    {PCCL_COLL_BROADCAST, 64 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
-    /* Reduce: REDUCE_NOTE */
+    {PCCL_COLL_BROADCAST, 32 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG_CMA, 2, 0},
+    {PCCL_COLL_BROADCAST, 32 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
+    /* Reduce: without cross-memory attach, the segment up to 32 KiB and from
+     * 3 ranks, the binomial tree between on 2 ranks (docs/results/seg). */
     {PCCL_COLL_REDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0},
     {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SEG_CMA, 2, 0},
     {PCCL_COLL_REDUCE, 32 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0},
