@@ -71,6 +71,11 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
  * description, generator. Rows with a fixed k are the classic special cases
  * of a parameterized family (recursive doubling = recursive multiplying with
  * k = 2), kept under their usual names. */
+/* The timed node algorithm's description, alike for each collective that has it. */
+#define PCCL_SEG_CMA_DESC                                                                         \
+  "seg or cma, whichever this node timed faster for the call's size class (trials on its first " \
+  "calls and every 256 after); one node"
+
 #define PCCL_ALGO_MAP(X)                                                                          \
   X(ALLGATHER_RING, ALLGATHER, "ring", 0, 0, "ring; p-1 steps, any p", pccl_gen_allgather_ring)    \
   X(ALLGATHER_RECDBL, ALLGATHER, "recdbl", 2, 0,                                                  \
@@ -174,17 +179,13 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     "node segment for the handshake, data by cross-memory attach: each rank reduces its slice "  \
     "reading its peers' inputs and writes it into the root's output; one node", pccl_gen_seg)    \
   X(ALLREDUCE_SEG_CMA, ALLREDUCE, "seg_cma", 0, 0,                                                \
-    "seg or cma, whichever this node timed faster for the call's size class (trials on its "     \
-    "first calls and every 256 after); one node", pccl_gen_seg)                                   \
+    PCCL_SEG_CMA_DESC, pccl_gen_seg)                                                              \
   X(ALLGATHER_SEG_CMA, ALLGATHER, "seg_cma", 0, 0,                                                \
-    "seg or cma, whichever this node timed faster for the call's size class (trials on its "     \
-    "first calls and every 256 after); one node", pccl_gen_seg)                                   \
+    PCCL_SEG_CMA_DESC, pccl_gen_seg)                                                              \
   X(BROADCAST_SEG_CMA, BROADCAST, "seg_cma", 0, 0,                                                \
-    "seg or cma, whichever this node timed faster for the call's size class (trials on its "     \
-    "first calls and every 256 after); one node", pccl_gen_seg)                                   \
+    PCCL_SEG_CMA_DESC, pccl_gen_seg)                                                              \
   X(REDUCE_SEG_CMA, REDUCE, "seg_cma", 0, 0,                                                      \
-    "seg or cma, whichever this node timed faster for the call's size class (trials on its "     \
-    "first calls and every 256 after); one node", pccl_gen_seg)                                   \
+    PCCL_SEG_CMA_DESC, pccl_gen_seg)                                                              \
   X(SCAN_RECDBL, SCAN, "recdbl", 0, 0,                                                            \
     "recursive doubling (Hillis-Steele): ceil(log2 p) steps of the whole vector, any p",         \
     pccl_gen_scan_recdbl)                                                                         \

@@ -12,14 +12,9 @@ Each file is one run; a row per file, collective and size."""
 import csv
 import sys
 
+from speedup_table import size_text
+
 ALGOS = ("seg_cma", "seg", "cma")
-
-
-def size_text(n):
-    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} B"
 
 
 def main(paths):
