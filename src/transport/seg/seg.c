@@ -581,7 +581,8 @@ static const char *own_piece(run_t *x, size_t at, size_t bytes) {
 static size_t rooted_slice_at(size_t m, int p, int root, int r) {
   if (root < 0) return slice_at(m, p, r);
   size_t before = (size_t)r * (size_t)(p - 1) + (r > root ? 1 : 0);
-  return (size_t)((unsigned __int128)m * before / ((size_t)p + (size_t)(p - 1) * (size_t)(p - 1)));
+  size_t total = (size_t)p * (size_t)(p - 1) + 1; /* m before / total, without overflow */
+  return m / total * before + m % total * before / total;
 }
 
 /* Rank r reduces slice r of the vector piece by piece and writes each
@@ -748,8 +749,10 @@ static uint64_t digest_of(const pccl_seg_call_t *c, int nranks) {
  * timeout. */
 static pccl_status_t run_path(pccl_seg_t *s, const pccl_seg_call_t *call, int direct_call,
                               const pccl_seg_watch_t *watch, char *why, size_t whylen) {
-  /* the path in the digest: ranks that took different paths get an error */
-  run_t x = {s, call, pccl_dtype_size(call->dtype), digest_of(call, s->n) ^ (uint64_t)direct_call,
+  /* the path in the digest (bits 32-39 hold nothing else): ranks that took
+   * different paths get an error */
+  run_t x = {s, call, pccl_dtype_size(call->dtype),
+             digest_of(call, s->n) ^ ((uint64_t)direct_call << 32),
              pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}, direct_call};
   pccl_status_t st = run_rounds(&x, coll_of(s, call, x.es, direct_call));
   if (st != PCCL_OK) atomic_store_explicit(&ctrl(s, s->me)->failed, (uint32_t)st, memory_order_release);
