@@ -88,9 +88,9 @@ static const rule_t rules[] = {
     {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0},
     /* Broadcast: on 2-3 ranks seg_cma up to 32 KiB, then the binomial tree
      * over the shm transport (its single copy: 1.50-1.98x Open MPI at 64
-     * KiB-64 MiB in one run of -a seg,cma,binomial on 2 ranks, where
-     * seg_cma's paths made 0.47-1.26x from 64 KiB in the runs above); from
-     * 4 ranks the segment. Without cross-memory attach the segment takes
+     * KiB-64 MiB in two runs of -a seg,cma,binomial on 2 ranks, 16 KiB-1
+     * MiB and 4-64 MiB, where seg_cma's paths made 0.47-1.26x from 64 KiB
+     * in the runs above); from 4 ranks the segment. Without cross-memory attach the segment takes
      * 2-3 ranks up to 32 KiB too (at 16 KiB, aligned buffers: seg 1.11x
      * Open MPI, binomial 0.90x; docs/results/seg). */
     {PCCL_COLL_BROADCAST, 8 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},

@@ -260,7 +260,6 @@ typedef struct {
   uint64_t digest;
   pccl_reduce_fn fn;
   waiter_t w;
-  int direct; /* the data move by cross-memory attach (PCCL_SEG_DIRECT) */
 } run_t;
 
 /* The bytes at element `off` of a buffer. */
@@ -753,7 +752,7 @@ static pccl_status_t run_path(pccl_seg_t *s, const pccl_seg_call_t *call, int di
    * different paths get an error */
   run_t x = {s, call, pccl_dtype_size(call->dtype),
              digest_of(call, s->n) ^ ((uint64_t)direct_call << 32),
-             pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}, direct_call};
+             pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}};
   pccl_status_t st = run_rounds(&x, coll_of(s, call, x.es, direct_call));
   if (st != PCCL_OK) atomic_store_explicit(&ctrl(s, s->me)->failed, (uint32_t)st, memory_order_release);
   return st;
