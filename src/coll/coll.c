@@ -4,6 +4,7 @@
  * Validation happens before anything is sent or written, so a call that
  * fails it leaves the receive buffer untouched. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -792,12 +793,18 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choic
 struct pccl_call_memo {
   unsigned gen;
   pccl_call_t call; /* validated */
-  pccl_choice_t choice;
+  pccl_choice_t choice; /* algo NULL: the collective has none yet */
 };
 
+/* One memo per collective: a loop that alternates collectives (an
+ * all-reduce of a residual, a broadcast of a step size) repeats each. */
+static struct pccl_call_memo *memo_of(const pccl_comm_t *comm, pccl_coll_t coll) {
+  return comm->memo ? &comm->memo[coll] : NULL;
+}
+
 static int memo_hit(const pccl_comm_t *comm, pccl_call_t *c, pccl_choice_t *choice) {
-  const struct pccl_call_memo *m = comm->memo;
-  if (!m || m->gen != comm->config_gen || c->lossy_call || c->piece) return 0;
+  const struct pccl_call_memo *m = memo_of(comm, c->coll);
+  if (!m || !m->choice.algo || m->gen != comm->config_gen || c->lossy_call || c->piece) return 0;
   const pccl_call_t *v = &m->call;
   if (v->coll != c->coll || v->api != c->api || v->sendbuf != c->sendbuf ||
       v->recvbuf != c->recvbuf || v->count != c->count || v->dtype != c->dtype ||
@@ -813,8 +820,16 @@ static void memo_keep(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t cho
   /* an all-gatherv's counts may change behind the same pointer */
   if (c->lossy_call || c->piece || c->device || c->counts || c->count == 0 || !pccl__device_none())
     return;
-  if (!comm->memo && !(comm->memo = malloc(sizeof *comm->memo))) return;
-  *comm->memo = (struct pccl_call_memo){comm->config_gen, *c, choice};
+  if (!comm->memo && !(comm->memo = calloc(PCCL_COLL_COUNT, sizeof *comm->memo))) return;
+  comm->memo[c->coll] = (struct pccl_call_memo){comm->config_gen, *c, choice};
+}
+
+/* Names the algorithm for pccl_comm_last_algo, only when it changes:
+ * formatting costs as much as a small call. */
+static void note_choice(pccl_comm_t *comm, pccl_choice_t choice) {
+  if (choice.algo == comm->last_choice.algo && choice.k == comm->last_choice.k) return;
+  name_choice(choice, comm->last_algo, sizeof comm->last_algo);
+  comm->last_choice = choice;
 }
 
 static unsigned select_flags(const pccl_comm_t *comm, const pccl_call_t *c) {
@@ -852,11 +867,7 @@ static pccl_status_t prepare(pccl_comm_t *comm, pccl_call_t *c, int checked, pcc
     if (agreed != PCCL_OK) return agreed;
   }
   if (st != PCCL_OK || c->count == 0) return st;
-  /* named only when it changes: formatting costs as much as a small call */
-  if (choice->algo != comm->last_choice.algo || choice->k != comm->last_choice.k) {
-    name_choice(*choice, comm->last_algo, sizeof comm->last_algo);
-    comm->last_choice = *choice;
-  }
+  note_choice(comm, *choice);
   return PCCL_OK;
 }
 
@@ -1035,6 +1046,33 @@ static pccl_status_t usable_comm(pccl_comm_t *comm, const char *api) {
   return PCCL_OK;
 }
 
+/* A blocking call's short way, taken when it is what run() would do
+ * anyway: the repeat of its collective's memo, on the node segment, on a
+ * communicator with nothing to do first (no non-blocking call
+ * outstanding, no PCCL_CHECK agreement, not broken or aborted). It skips
+ * building, validating and copying a 200-byte pccl_call_t, a third of a
+ * small call's own cost (pccl-callcost, docs/seg.md). Returns 0 when the
+ * call must take the long way. */
+static int repeat(pccl_comm_t *comm, pccl_coll_t coll, const char *api, const void *sendbuf,
+                  void *recvbuf, size_t count, pccl_dtype_t dtype, pccl_op_t op, int root,
+                  pccl_status_t *st) {
+  if (!pccl__comm_live(comm) || comm->nb_head || comm->check || comm->broken != PCCL_OK ||
+      atomic_load_explicit(&comm->abort_flag, memory_order_relaxed))
+    return 0;
+  const struct pccl_call_memo *m = memo_of(comm, coll);
+  if (!m || !m->choice.algo || m->gen != comm->config_gen ||
+      m->choice.algo->generate != pccl_gen_seg)
+    return 0;
+  const pccl_call_t *v = &m->call;
+  if (v->api != api || v->sendbuf != sendbuf || v->recvbuf != recvbuf || v->count != count ||
+      v->dtype != dtype || v->op != op || v->root != root || v->nonblocking || v->internal)
+    return 0;
+  pccl__error_clear(comm);
+  note_choice(comm, m->choice);
+  *st = broken(comm, run_seg(comm, v, m->choice));
+  return 1;
+}
+
 static pccl_status_t run(pccl_comm_t *comm, pccl_call_t *c) {
   const char *api = api_of(c);
   /* the outstanding non-blocking calls come first: every rank issued them first */
@@ -1116,6 +1154,8 @@ pccl_status_t pccl_iallgather(const void *sendbuf, void *recvbuf, size_t count, 
 
 pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_ALLGATHER, NULL, sendbuf, recvbuf, count, dtype, 0, 0, &st)) return st;
   return pccl_iallgather(sendbuf, recvbuf, count, dtype, comm, BLOCKING);
 }
 
@@ -1129,6 +1169,8 @@ pccl_status_t pccl_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t co
 
 pccl_status_t pccl_reduce_scatter(const void *sendbuf, void *recvbuf, size_t count,
                                   pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_REDUCE_SCATTER, NULL, sendbuf, recvbuf, count, dtype, op, 0, &st)) return st;
   return pccl_ireduce_scatter(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
 }
 
@@ -1141,6 +1183,8 @@ pccl_status_t pccl_iallreduce(const void *sendbuf, void *recvbuf, size_t count, 
 
 pccl_status_t pccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              pccl_op_t op, pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_ALLREDUCE, NULL, sendbuf, recvbuf, count, dtype, op, 0, &st)) return st;
   return pccl_iallreduce(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
 }
 
@@ -1153,6 +1197,8 @@ pccl_status_t pccl_iscan(const void *sendbuf, void *recvbuf, size_t count, pccl_
 
 pccl_status_t pccl_scan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                         pccl_op_t op, pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_SCAN, NULL, sendbuf, recvbuf, count, dtype, op, 0, &st)) return st;
   return pccl_iscan(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
 }
 
@@ -1165,6 +1211,8 @@ pccl_status_t pccl_iexscan(const void *sendbuf, void *recvbuf, size_t count, pcc
 
 pccl_status_t pccl_exscan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                           pccl_op_t op, pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_EXSCAN, NULL, sendbuf, recvbuf, count, dtype, op, 0, &st)) return st;
   return pccl_iexscan(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
 }
 
@@ -1266,6 +1314,8 @@ pccl_status_t pccl_ibroadcast(const void *sendbuf, void *recvbuf, size_t count, 
 
 pccl_status_t pccl_broadcast(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              int root, pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_BROADCAST, NULL, sendbuf, recvbuf, count, dtype, 0, root, &st)) return st;
   return pccl_ibroadcast(sendbuf, recvbuf, count, dtype, root, comm, BLOCKING);
 }
 
@@ -1278,6 +1328,8 @@ pccl_status_t pccl_ireduce(const void *sendbuf, void *recvbuf, size_t count, pcc
 
 pccl_status_t pccl_reduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                           pccl_op_t op, int root, pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_REDUCE, NULL, sendbuf, recvbuf, count, dtype, op, root, &st)) return st;
   return pccl_ireduce(sendbuf, recvbuf, count, dtype, op, root, comm, BLOCKING);
 }
 

@@ -25,9 +25,10 @@ struct pccl_comm {
   pccl_tune_table_t tune;                /* PCCL_TUNING_FILE, else the built-in table */
   const pccl_tune_section_t *tune_sec;   /* its rows for this layout; NULL: none */
   struct pccl_sel *sel; /* the rules compiled for it (coll/select.c), on its first call; freed with it */
-  /* The last call that passed validation and selection (coll/coll.c): a
-   * repeat with the same arguments reuses what they derived, while
-   * config_gen (bumped by whatever changes selection) is the same. */
+  /* Per collective, the last call that passed validation and selection
+   * (coll/coll.c): a repeat with the same arguments reuses what they
+   * derived, while config_gen (bumped by whatever changes selection) is
+   * the same. */
   struct pccl_call_memo *memo;
   unsigned config_gen;
   size_t *vblocks; /* an all-gatherv's block offsets and places (coll.c), grown on demand */
