@@ -81,6 +81,7 @@ typedef struct {
   int rank, size;
   int copied;      /* a buffer went through a copy */
   int rc;          /* the MPI error to return when pccl_ip_start failed it */
+  unsigned gen;    /* communicators deleted before pccl_ip_start took it (setup.c) */
 } pccl_ip_call_t;
 
 /* ---- setup.c: the way a call takes, communicators, errors ---- */
@@ -92,6 +93,12 @@ typedef struct {
  * through the error handler) to return, or MPI_SUCCESS to call PMPI. */
 int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
                   pccl_ip_reason_t reason);
+
+/* For the repeat of a call pccl_ip_start took (`call` as it made it, kept
+ * by collectives.c): 1 when pccl still runs it, no communicator having been
+ * deleted since and MPI not finalising; the caller is then inside pccl
+ * until pccl_ip_finish, as after pccl_ip_start. */
+int pccl_ip_again(const pccl_ip_call_t *call);
 
 /* Ends a RUN: counts it, and turns a pccl error into an MPI one through the
  * communicator's error handler. `mpi_rc` is an MPI error the interposer met

@@ -323,6 +323,15 @@ int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
   call->entry = e;
   call->rank = e->rank;
   call->size = e->size;
+  call->gen = gen;
+  depth++;
+  return 1;
+}
+
+int pccl_ip_again(const pccl_ip_call_t *call) {
+  if (depth > 0 || !atomic_load_explicit(&hooks_ready, memory_order_acquire) ||
+      atomic_load(&finalizing) || atomic_load_explicit(&deletes, memory_order_acquire) != call->gen)
+    return 0;
   depth++;
   return 1;
 }

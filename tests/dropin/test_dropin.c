@@ -801,6 +801,110 @@ static void test_barrier(void) {
   }
 }
 
+/* ---- repeated calls ---- */
+
+/* The drop-in takes a short way for the repeat of its last all-reduce,
+ * reduce and broadcast (the same arguments as the last call of that kind).
+ * Each step below runs three times with new data, and differs from the
+ * step before it in one argument only, so a repeat that missed a change
+ * gives a wrong result or a wrong error: the count, the op, the datatype,
+ * the root, a buffer (MPI_IN_PLACE, or misaligned: the drop-in then copies,
+ * and pccl would refuse the user's), and, from pass to pass, the
+ * communicator (the ranks in reverse order, then that again after freeing
+ * it: the new one may get the same handle). */
+enum { REP_ALLREDUCE, REP_REDUCE, REP_BCAST };
+typedef struct {
+  int kind, inplace, send_off, recv_off, count;
+  MPI_Datatype dt;
+  MPI_Op op;
+  int root;
+} rep_step_t;
+
+static int rep_value(int r, int round, int i) { return (r % 2 ? -1 : 1) * (r * 100 + round * 10 + i + 1); }
+
+/* element i of the reference, as bytes of the step's datatype */
+static void rep_reference(const rep_step_t *st, int root, int round, int i, unsigned char *out) {
+  int acc = rep_value(root, round, i); /* a broadcast's: the root's */
+  for (int r = 0; st->kind != REP_BCAST && r < nranks; r++) {
+    int v = rep_value(r, round, i);
+    if (r == 0) acc = v;
+    else if (st->op == MPI_SUM) acc += v;
+    else if (st->dt == MPI_UNSIGNED) acc = (unsigned)v > (unsigned)acc ? v : acc;
+    else acc = v > acc ? v : acc;
+  }
+  if (st->dt == MPI_SHORT) {
+    short sh = (short)acc;
+    memcpy(out, &sh, sizeof sh);
+  } else {
+    memcpy(out, &acc, sizeof acc);
+  }
+}
+
+static void rep_run(const rep_step_t *st, int round, MPI_Comm comm) {
+  _Alignas(16) unsigned char send[64], recv[64], want[64], past[64];
+  unsigned char *sb = send + st->send_off, *rb = recv + st->recv_off;
+  size_t es = st->dt == MPI_SHORT ? sizeof(short) : sizeof(int), n = (size_t)st->count;
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  int root = st->root % nranks, at_root = me == root;
+  for (size_t i = 0; i < n; i++) {
+    int v = rep_value(me, round, (int)i);
+    short sh = (short)v;
+    memcpy(sb + i * es, st->dt == MPI_SHORT ? (void *)&sh : (void *)&v, es);
+  }
+  memset(recv, 0xa5, sizeof recv);
+  memset(past, 0xa5, sizeof past);
+  int inplace = st->inplace && (st->kind == REP_ALLREDUCE || at_root);
+  if (inplace || st->kind == REP_BCAST) memcpy(rb, sb, n * es);
+  const void *in = inplace ? MPI_IN_PLACE : sb;
+  const char *what = st->kind == REP_ALLREDUCE ? "repeated MPI_Allreduce"
+                     : st->kind == REP_REDUCE  ? "repeated MPI_Reduce" : "repeated MPI_Bcast";
+  int rc = st->kind == REP_ALLREDUCE
+               ? CALL(MPI_Allreduce, MPI_Iallreduce, in, rb, st->count, st->dt, st->op, comm)
+           : st->kind == REP_REDUCE
+               ? CALL(MPI_Reduce, MPI_Ireduce, in, rb, st->count, st->dt, st->op, root, comm)
+               : CALL(MPI_Bcast, MPI_Ibcast, rb, st->count, st->dt, root, comm);
+  check_rc(what, rc);
+  if (st->kind == REP_REDUCE && !at_root) return;
+  for (size_t i = 0; i < n; i++) rep_reference(st, root, round, (int)i, want + i * es);
+  check(what, rb, want, n * es);
+  check(what, rb + n * es, past, sizeof recv - st->recv_off - n * es); /* left alone */
+}
+
+static void test_repeats(void) {
+  static const rep_step_t steps[] = {
+      {REP_ALLREDUCE, 0, 0, 0, 7, MPI_INT, MPI_SUM, 0},
+      {REP_ALLREDUCE, 0, 0, 0, 8, MPI_INT, MPI_SUM, 0},      /* count */
+      {REP_ALLREDUCE, 0, 0, 0, 8, MPI_INT, MPI_MAX, 0},      /* op */
+      {REP_ALLREDUCE, 0, 0, 0, 8, MPI_UNSIGNED, MPI_MAX, 0}, /* datatype */
+      {REP_ALLREDUCE, 0, 0, 1, 8, MPI_UNSIGNED, MPI_MAX, 0}, /* recvbuf: misaligned */
+      {REP_ALLREDUCE, 1, 0, 0, 8, MPI_UNSIGNED, MPI_MAX, 0}, /* sendbuf: in place */
+      {REP_ALLREDUCE, 0, 1, 0, 8, MPI_UNSIGNED, MPI_MAX, 0}, /* sendbuf: misaligned */
+      {REP_ALLREDUCE, 0, 0, 0, 7, MPI_INT, MPI_SUM, 0},      /* the first again: next pass */
+      {REP_REDUCE, 0, 0, 0, 7, MPI_INT, MPI_MAX, 0},
+      {REP_REDUCE, 0, 0, 0, 7, MPI_INT, MPI_MAX, 1},         /* root */
+      {REP_REDUCE, 0, 0, 1, 7, MPI_INT, MPI_MAX, 1},         /* recvbuf: misaligned */
+      {REP_REDUCE, 1, 0, 0, 7, MPI_INT, MPI_MAX, 1},         /* in place at the root */
+      {REP_REDUCE, 1, 0, 0, 7, MPI_UNSIGNED, MPI_MAX, 1},    /* datatype */
+      {REP_REDUCE, 1, 0, 0, 7, MPI_UNSIGNED, MPI_SUM, 1},    /* op */
+      {REP_REDUCE, 1, 0, 0, 8, MPI_UNSIGNED, MPI_SUM, 1},    /* count */
+      {REP_REDUCE, 0, 0, 0, 7, MPI_INT, MPI_MAX, 0},
+      {REP_BCAST, 0, 0, 0, 7, MPI_INT, MPI_OP_NULL, 0},
+      {REP_BCAST, 0, 0, 0, 8, MPI_INT, MPI_OP_NULL, 0},      /* count */
+      {REP_BCAST, 0, 0, 0, 8, MPI_INT, MPI_OP_NULL, 1},      /* root */
+      {REP_BCAST, 0, 0, 0, 8, MPI_SHORT, MPI_OP_NULL, 1},    /* datatype */
+      {REP_BCAST, 0, 0, 1, 8, MPI_SHORT, MPI_OP_NULL, 1},    /* buffer: misaligned */
+      {REP_BCAST, 0, 0, 0, 7, MPI_INT, MPI_OP_NULL, 0},
+  };
+  for (int pass = 0; pass < 3; pass++) {
+    MPI_Comm comm = MPI_COMM_WORLD; /* then the ranks in reverse: another rank is root 0 */
+    if (pass > 0) MPI_Comm_split(MPI_COMM_WORLD, 0, nranks - rank, &comm);
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++)
+      for (int round = 0; round < 3; round++) rep_run(&steps[k], round + (int)k, comm);
+    if (pass > 0) MPI_Comm_free(&comm);
+  }
+}
+
 /* ---- cases that fall back, or that pccl runs through a copy ---- */
 
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
@@ -1168,6 +1272,7 @@ int main(int argc, char **argv) {
   test_fallbacks();
   test_v_holed(salt++);
   test_barrier();
+  test_repeats();
   test_nonblocking();
 
   /* Gather every rank's counts and digest with point-to-point messages,
