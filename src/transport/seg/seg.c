@@ -684,9 +684,10 @@ typedef struct {
   size_t piece; /* rounds of at most this many bytes per block (0: a buffer's worth) */
 } seg_coll_t;
 
-/* A reduce's rounds are short: its root only reduces while the others copy
- * in, so it reduces one piece while they copy the next (two buffers: one
- * round ahead). 2 ranks, pccl-bench -c reduce -a seg, float32, 16 KiB-1
+/* A reduce's rounds are short (while every rank has a core of its own,
+ * see run_rounds): its root only reduces while the others copy in, so it
+ * reduces one piece while they copy the next (two buffers: one round
+ * ahead). 2 ranks, pccl-bench -c reduce -a seg, float32, 16 KiB-1
  * MiB, twice each way alternately: 8 KiB pieces 1.1-2.7x faster than one
  * 128 KiB round at 16-256 KiB in both pairs of runs, mixed above (the
  * direct path takes most of those); broadcast's the same way came out
@@ -728,7 +729,13 @@ static const seg_coll_t *coll_of(const pccl_seg_t *s, const pccl_seg_call_t *c, 
  * segment's least size holds at least one element of every block). */
 static pccl_status_t run_rounds(run_t *x, const seg_coll_t *k) {
   size_t blocks = k->all_blocks ? (size_t)x->s->n : 1;
-  size_t round_bytes = k->piece && k->piece * blocks < x->s->cap ? k->piece * blocks : x->s->cap;
+  /* pieces only while every rank has a core: with more ranks than cores a
+   * round's waits yield the core, and 4 ranks on 2 cores made the reduce of
+   * 32 KiB-2 MiB 0.94-1.78x faster than Open MPI in pieces against
+   * 2.14-3.28x in whole buffers (docs/results/repeat against
+   * docs/results/timed) */
+  size_t piece = x->s->yield ? 0 : k->piece;
+  size_t round_bytes = piece && piece * blocks < x->s->cap ? piece * blocks : x->s->cap;
   size_t count = x->c->count, chunk = count;
   /* only calls of several rounds divide: a 64-bit division cost a seventh
    * of an 8-byte broadcast's time in the segment (perf) */
