@@ -44,8 +44,10 @@ bench: build
 	scripts/mpirun.sh -np $(NP) $(BUILD)/bin/pccl-bench -c allgather,reducescatter,allreduce \
 	  -b 1K -e 64M --csv $(BUILD)/pccl-bench.csv
 
+# -j: the tests of one process (unit, fuzz) run two at a time; the MPI tests
+# ask for both cores (PROCESSORS 2) and run alone.
 test: build
-	cd $(BUILD) && ctest --output-on-failure --timeout 600
+	cd $(BUILD) && ctest --output-on-failure --timeout 600 -j $(JOBS)
 
 # The drop-in's and the Python tests load an instrumented library into programs that are
 # not, which AddressSanitizer refuses; the fuzz targets are sanitized already.
@@ -54,7 +56,7 @@ test: build
 test-sanitize: setup
 	cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPCCL_SANITIZE=address,undefined >/dev/null
 	cmake --build $(SAN_BUILD) -j $(JOBS)
-	cd $(SAN_BUILD) && env $(SAN_ENV) ctest --output-on-failure --timeout 900 -LE 'dropin|fuzz|python' -E 'np[678]'
+	cd $(SAN_BUILD) && env $(SAN_ENV) ctest --output-on-failure --timeout 900 -j $(JOBS) -LE 'dropin|fuzz|python' -E 'np[678]'
 
 test-tsan: setup
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPCCL_SANITIZE=thread >/dev/null

@@ -927,8 +927,11 @@ static void run_matrix(pccl_coll_t coll, int quick) {
   const int red = rc_is_reduction(coll);
   {
     /* Size the buffer pool for the largest case at once: growing it step
-     * by step would touch fresh pages again and again. */
-    const size_t maxc = quick ? 1000 : big, n = (size_t)g_n;
+     * by step would touch fresh pages again and again. The largest cases
+     * are of 8-byte elements at most (16-byte pairs go up to 1000), and
+     * every page reserved is touched: on 8 ranks a reduce-scatter's pool
+     * was 128 MiB a rank at 16 bytes. */
+    const size_t maxc = quick ? 1000 : big, n = (size_t)g_n, es = quick ? 16 : 8;
     size_t se = maxc, re = maxc;
     switch (coll) {
       case PCCL_COLL_ALLGATHER:
@@ -939,8 +942,8 @@ static void run_matrix(pccl_coll_t coll, int quick) {
       default: break;
     }
     rc_buf_t tmp;
-    if (!pool_buf(0, &tmp, 16 * (se > re ? se : re), 16 * g_shift, 0) ||
-        !pool_buf(1, &tmp, 16 * re, 16 * g_shift, 0))
+    if (!pool_buf(0, &tmp, es * (se > re ? se : re), 16 * g_shift, 0) ||
+        !pool_buf(1, &tmp, es * re, 16 * g_shift, 0))
       fprintf(stderr, "rank %d: could not reserve the test buffers\n", g_rank);
   }
   for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
