@@ -67,24 +67,28 @@ typedef struct {
 } addrs_t;
 
 /* A timed call's size class (bytes rounded down to a power of two): its
- * calls so far, the path it takes between trials, and this rank's best time
- * of each path in the current trials. The trials run each path RUN calls
- * in a row, timing all but the first (which pays for the other path's
- * leftovers in the caches, and on a class's first calls for the buffers'
- * first touch), and come again every EPOCH calls: this machine changes
- * speed within a run (lines move between its cores fast or several times
- * slower; the buffers' path follows that, the direct one does not; see
- * docs/results/timed). In a class's first EPOCH calls they come every EARLY:
- * its first calls are often not like the rest (a program's set-up between
+ * calls so far, the call that starts its next trials, the calls between
+ * its last two, the path it takes between trials, and this rank's best
+ * time of each path in the current trials. The trials run each path RUN
+ * calls in a row, timing all but the first (which pays for the other
+ * path's leftovers in the caches, and on a class's first calls for the
+ * buffers' first touch). They come again EARLY calls later while the pick
+ * changes, and twice as far each time it stays, up to LATEST: a class's
+ * first calls are often not like the rest (a program's set-up between
  * them; pccl-bench's warm-up alternates them with MPI's, which evicts the
  * segment's buffers: the first trial of a 2-rank all-gather of 4 MiB timed
- * the buffers at 394 us against 242 direct, the next at 119 against 168). */
+ * the buffers at 394 us against 242 direct, the next at 119 against 168),
+ * and this machine changes speed within a run (lines move between its
+ * cores fast or several times slower; the buffers' path follows that, the
+ * direct one does not; see docs/results/timed); but every trial runs the
+ * slower path RUN times, an eighth of a class's calls at one trial per
+ * EARLY. */
 #define SIZE_CLASSES 64
 #define RUN 4
 #define EARLY 32
-#define EPOCH 256
+#define LATEST 1024
 typedef struct {
-  uint32_t calls;
+  uint32_t calls, next, gap; /* gap 0: no pick yet */
   int direct;
   double best[2];
 } timing_t;
@@ -788,14 +792,18 @@ static pccl_status_t run_path(pccl_seg_t *s, const pccl_seg_call_t *call, int di
 }
 
 /* The path the node picks for a timed class: the one whose best time on
- * the slowest rank was lower (an all-reduce of the best times, MAX). */
+ * the slowest rank was lower (an all-reduce of the best times, MAX); every
+ * rank gets the same numbers, so every rank places the next trials alike. */
 static pccl_status_t pick_path(pccl_seg_t *s, timing_t *t, const pccl_seg_watch_t *watch,
                                char *why, size_t whylen) {
   double slowest[2];
   pccl_seg_call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = t->best, .recvbuf = slowest,
                        .count = 2, .dtype = PCCL_FLOAT64, .op = PCCL_MAX};
   pccl_status_t st = run_path(s, &c, 0, watch, why, whylen);
+  int was = t->direct;
   t->direct = st == PCCL_OK && slowest[1] < slowest[0];
+  t->gap = t->gap && t->direct == was ? (t->gap < LATEST / 2 ? 2 * t->gap : LATEST) : EARLY;
+  t->next += t->gap;
   return st;
 }
 
@@ -808,8 +816,7 @@ static int size_class(size_t bytes) {
 static pccl_status_t run_timed(pccl_seg_t *s, const pccl_seg_call_t *call,
                                const pccl_seg_watch_t *watch, char *why, size_t whylen) {
   timing_t *t = &s->timing[call->coll][size_class(call->count * pccl_dtype_size(call->dtype))];
-  uint32_t phase = t->calls % (t->calls < EPOCH ? EARLY : EPOCH);
-  t->calls++;
+  uint32_t phase = t->calls++ - t->next; /* modulo 2^32: huge before the trials */
   if (phase >= 2 * RUN) return run_path(s, call, t->direct, watch, why, whylen);
   int direct_call = phase >= RUN, nth = (int)(phase % RUN);
   double start = now();
