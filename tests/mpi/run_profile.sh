@@ -31,6 +31,10 @@ done
 "$sim" --profile "$dir/p.profile" --ranks 8 --ranks-per-node 2 -c allgather -a ring -b 1K -e 1K \
   >/dev/null 2>&1 || bad "pccl-sim cannot use the profile"
 
+# The runs below end with status 2 on every rank; Open MPI's mpiexec then
+# waits a second for processes it has signalled (odls_base_sigkill_timeout)
+# before it returns, nine seconds of this test's seventeen (MPICH ignores it).
+export OMPI_MCA_odls_base_sigkill_timeout=0
 for v in -1 1048577 x 2.5 ""; do
   out=$(timeout 60 "${launcher[@]}" -np 2 "$profile" --node-radix "$v" -o "$dir/q.profile" 2>&1)
   rc=$?
