@@ -1,67 +1,88 @@
 /* fortran.c - the Fortran entry points (mpif.h and `use mpi`) of the
- * collectives pccl runs. Open MPI's own Fortran wrappers call PMPI_* directly, so
- * without these a Fortran program would never reach pccl. Each name is
- * defined in the four usual manglings; handles come through MPI_*_f2c and
- * Fortran's MPI_IN_PLACE / MPI_BOTTOM (addresses of common blocks, whose
- * symbols the MPI library exports) become C's. With MPICH, whose Fortran
- * wrappers reach the C entry points, they pass through (F_ONE). The mpi_f08
- * module calls other entry points and is not intercepted (docs/mpi-dropin.md). */
+ * blocking collectives pccl runs (the non-blocking ones, and the calls that
+ * complete them, are in fortran_nb.c). Open MPI's own Fortran wrappers call
+ * PMPI_* directly, so without these a Fortran program would never reach
+ * pccl. Each name is defined in the four usual manglings; handles come
+ * through MPI_*_f2c and Fortran's MPI_IN_PLACE / MPI_BOTTOM (addresses of
+ * common blocks, whose symbols the MPI library exports) become C's. With
+ * MPICH, whose Fortran wrappers reach the C entry points, they pass through
+ * (F_ONE). The mpi_f08 module calls other entry points and is not
+ * intercepted (docs/mpi-dropin.md). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "interpose.h"
+#include "fortran.h"
 
 static pthread_once_t sentinels_once = PTHREAD_ONCE_INIT;
-static void *in_place[4], *bottom[4];
+static void *in_place[4], *bottom[4], *status_ignore[4], *statuses_ignore[4];
 
 static void find_sentinels(void) {
-  static const char *const in_place_names[4] = {"mpi_fortran_in_place_", "mpi_fortran_in_place",
-                                                "mpi_fortran_in_place__", "MPI_FORTRAN_IN_PLACE"};
-  static const char *const bottom_names[4] = {"mpi_fortran_bottom_", "mpi_fortran_bottom",
-                                              "mpi_fortran_bottom__", "MPI_FORTRAN_BOTTOM"};
-  for (int i = 0; i < 4; i++) {
-    in_place[i] = dlsym(RTLD_DEFAULT, in_place_names[i]);
-    bottom[i] = dlsym(RTLD_DEFAULT, bottom_names[i]);
-  }
+  static const char *const names[4][4] = {
+      {"mpi_fortran_in_place_", "mpi_fortran_in_place", "mpi_fortran_in_place__",
+       "MPI_FORTRAN_IN_PLACE"},
+      {"mpi_fortran_bottom_", "mpi_fortran_bottom", "mpi_fortran_bottom__", "MPI_FORTRAN_BOTTOM"},
+      {"mpi_fortran_status_ignore_", "mpi_fortran_status_ignore", "mpi_fortran_status_ignore__",
+       "MPI_FORTRAN_STATUS_IGNORE"},
+      {"mpi_fortran_statuses_ignore_", "mpi_fortran_statuses_ignore",
+       "mpi_fortran_statuses_ignore__", "MPI_FORTRAN_STATUSES_IGNORE"}};
+  void **found[4] = {in_place, bottom, status_ignore, statuses_ignore};
+  for (int k = 0; k < 4; k++)
+    for (int i = 0; i < 4; i++) found[k][i] = dlsym(RTLD_DEFAULT, names[k][i]);
 }
 
-/* A Fortran buffer argument as C sees it. */
-static void *f_buf(void *p) {
+static int is_sentinel(void *const set[4], const void *p) {
   pthread_once(&sentinels_once, find_sentinels);
-  for (int i = 0; i < 4; i++) {
-    if (p && p == in_place[i]) return MPI_IN_PLACE;
-    if (p && p == bottom[i]) return MPI_BOTTOM;
-  }
+  for (int i = 0; i < 4; i++)
+    if (p && p == set[i]) return 1;
+  return 0;
+}
+
+void *pccl_ip_f_buf(void *p) {
+  if (is_sentinel(in_place, p)) return MPI_IN_PLACE;
+  if (is_sentinel(bottom, p)) return MPI_BOTTOM;
   return p;
 }
 
-#define F_TYPE(t) PMPI_Type_f2c(*(t))
-#define F_COMM(c) PMPI_Comm_f2c(*(c))
+int pccl_ip_f_status_ignored(const void *status) { return is_sentinel(status_ignore, status); }
+int pccl_ip_f_statuses_ignored(const void *statuses) {
+  return is_sentinel(statuses_ignore, statuses);
+}
+
+/* MPICH's Fortran wrappers call the C MPI_ functions, which the drop-in
+ * takes already, and it exports none of Open MPI's sentinels: there, each
+ * Fortran name goes on to the MPI's own definition (the next in link order),
+ * which converts its arguments itself. */
+int pccl_ip_f_reaches_c(void) {
+  pthread_once(&sentinels_once, find_sentinels);
+  for (int i = 0; i < 4; i++)
+    if (in_place[i]) return 0;
+  return 1;
+}
 
 static void allreduce_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *comm,
                         MPI_Fint *ierr) {
-  *ierr = MPI_Allreduce(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), F_COMM(comm));
+  *ierr = MPI_Allreduce(F_BUF(s), F_BUF(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), F_COMM(comm));
 }
 
 static void scan_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *comm,
                    MPI_Fint *ierr) {
-  *ierr = MPI_Scan(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), F_COMM(comm));
+  *ierr = MPI_Scan(F_BUF(s), F_BUF(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), F_COMM(comm));
 }
 
 static void exscan_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *comm,
                      MPI_Fint *ierr) {
-  *ierr = MPI_Exscan(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), F_COMM(comm));
+  *ierr = MPI_Exscan(F_BUF(s), F_BUF(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), F_COMM(comm));
 }
 
 static void reduce_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *root,
                      MPI_Fint *comm, MPI_Fint *ierr) {
-  *ierr = MPI_Reduce(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), *root, F_COMM(comm));
+  *ierr = MPI_Reduce(F_BUF(s), F_BUF(r), *n, F_TYPE(t), PMPI_Op_f2c(*op), *root, F_COMM(comm));
 }
 
 static void reduce_scatter_block_f(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op,
                                    MPI_Fint *comm, MPI_Fint *ierr) {
-  *ierr = MPI_Reduce_scatter_block(f_buf(s), f_buf(r), *n, F_TYPE(t), PMPI_Op_f2c(*op),
+  *ierr = MPI_Reduce_scatter_block(F_BUF(s), F_BUF(r), *n, F_TYPE(t), PMPI_Op_f2c(*op),
                                    F_COMM(comm));
 }
 
@@ -93,7 +114,7 @@ static void reduce_scatter_f(void *s, void *r, MPI_Fint *counts, MPI_Fint *t, MP
   MPI_Comm c = F_COMM(comm);
   int size = 0, *v = f_ints(c, 1, (MPI_Fint *[]){counts}, &size, ierr);
   if (!v) return;
-  *ierr = MPI_Reduce_scatter(f_buf(s), f_buf(r), v, F_TYPE(t), PMPI_Op_f2c(*op), c);
+  *ierr = MPI_Reduce_scatter(F_BUF(s), F_BUF(r), v, F_TYPE(t), PMPI_Op_f2c(*op), c);
   free(v);
 }
 
@@ -105,7 +126,7 @@ static void allgatherv_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint 
   MPI_Comm c = F_COMM(comm);
   int size = 0, *v = f_ints(c, 2, (MPI_Fint *[]){counts, displs}, &size, ierr);
   if (!v) return;
-  *ierr = MPI_Allgatherv(f_buf(s), *sn, F_TYPE(st), f_buf(r), v, v + size, F_TYPE(rt), c);
+  *ierr = MPI_Allgatherv(F_BUF(s), *sn, F_TYPE(st), F_BUF(r), v, v + size, F_TYPE(rt), c);
   free(v);
 }
 
@@ -117,7 +138,7 @@ static void gatherv_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *co
   int *v = f_ints(c, 2, (MPI_Fint *[]){at_root ? counts : NULL, at_root ? displs : NULL}, &size,
                   ierr);
   if (!v) return;
-  *ierr = MPI_Gatherv(f_buf(s), *sn, F_TYPE(st), f_buf(r), v, v + size, F_TYPE(rt), *root, c);
+  *ierr = MPI_Gatherv(F_BUF(s), *sn, F_TYPE(st), F_BUF(r), v, v + size, F_TYPE(rt), *root, c);
   free(v);
 }
 
@@ -129,80 +150,49 @@ static void scatterv_f(void *s, MPI_Fint *counts, MPI_Fint *displs, MPI_Fint *st
   int *v = f_ints(c, 2, (MPI_Fint *[]){at_root ? counts : NULL, at_root ? displs : NULL}, &size,
                   ierr);
   if (!v) return;
-  *ierr = MPI_Scatterv(f_buf(s), v, v + size, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), *root, c);
+  *ierr = MPI_Scatterv(F_BUF(s), v, v + size, F_TYPE(st), F_BUF(r), *rn, F_TYPE(rt), *root, c);
   free(v);
 }
 
 static void alltoallv_f(void *s, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *r, MPI_Fint *rc,
                         MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr) {
   MPI_Comm c = F_COMM(comm);
-  void *send = f_buf(s);
+  void *send = F_BUF(s);
   int inplace = send == MPI_IN_PLACE, size = 0;
   int *v = f_ints(c, 4, (MPI_Fint *[]){inplace ? NULL : sc, inplace ? NULL : sd, rc, rd}, &size,
                   ierr);
   if (!v) return;
-  *ierr = MPI_Alltoallv(send, v, v + size, F_TYPE(st), f_buf(r), v + 2 * size, v + 3 * size,
+  *ierr = MPI_Alltoallv(send, v, v + size, F_TYPE(st), F_BUF(r), v + 2 * size, v + 3 * size,
                         F_TYPE(rt), c);
   free(v);
 }
 
 static void bcast_f(void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *comm,
                     MPI_Fint *ierr) {
-  *ierr = MPI_Bcast(f_buf(b), *n, F_TYPE(t), *root, F_COMM(comm));
+  *ierr = MPI_Bcast(F_BUF(b), *n, F_TYPE(t), *root, F_COMM(comm));
 }
 
 static void allgather_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt,
                         MPI_Fint *comm, MPI_Fint *ierr) {
-  *ierr = MPI_Allgather(f_buf(s), *sn, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), F_COMM(comm));
+  *ierr = MPI_Allgather(F_BUF(s), *sn, F_TYPE(st), F_BUF(r), *rn, F_TYPE(rt), F_COMM(comm));
 }
 
 static void alltoall_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt,
                        MPI_Fint *comm, MPI_Fint *ierr) {
-  *ierr = MPI_Alltoall(f_buf(s), *sn, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), F_COMM(comm));
+  *ierr = MPI_Alltoall(F_BUF(s), *sn, F_TYPE(st), F_BUF(r), *rn, F_TYPE(rt), F_COMM(comm));
 }
 
 static void barrier_f(MPI_Fint *comm, MPI_Fint *ierr) { *ierr = MPI_Barrier(F_COMM(comm)); }
 
 static void scatter_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt,
                       MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) {
-  *ierr = MPI_Scatter(f_buf(s), *sn, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), *root, F_COMM(comm));
+  *ierr = MPI_Scatter(F_BUF(s), *sn, F_TYPE(st), F_BUF(r), *rn, F_TYPE(rt), *root, F_COMM(comm));
 }
 
 static void gather_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt,
                      MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr) {
-  *ierr = MPI_Gather(f_buf(s), *sn, F_TYPE(st), f_buf(r), *rn, F_TYPE(rt), *root, F_COMM(comm));
+  *ierr = MPI_Gather(F_BUF(s), *sn, F_TYPE(st), F_BUF(r), *rn, F_TYPE(rt), *root, F_COMM(comm));
 }
-
-/* MPICH's Fortran wrappers call the C MPI_ functions, which the drop-in
- * takes already, and it exports none of Open MPI's sentinels: there, each
- * Fortran name goes on to the MPI's own definition (the next in link order),
- * which converts its arguments itself. */
-static int fortran_reaches_c(void) {
-  pthread_once(&sentinels_once, find_sentinels);
-  for (int i = 0; i < 4; i++)
-    if (in_place[i]) return 0;
-  return 1;
-}
-
-/* One mangling of a Fortran name: `impl`, or the MPI's own where it ends in C. */
-#define F_ONE(name, impl, PARAMS, ARGS)                                \
-  PCCL_IP_API void name PARAMS {                                       \
-    static void(*next) PARAMS;                                         \
-    if (fortran_reaches_c()) {                                         \
-      if (!next) *(void **)(&next) = dlsym(RTLD_NEXT, #name);          \
-      if (next) {                                                      \
-        next ARGS;                                                     \
-        return;                                                        \
-      }                                                                \
-    }                                                                  \
-    impl ARGS;                                                         \
-  }
-/* The four manglings of one Fortran name. */
-#define F_ENTRY(UPPER, lower, impl, PARAMS, ARGS) \
-  F_ONE(UPPER, impl, PARAMS, ARGS)                \
-  F_ONE(lower, impl, PARAMS, ARGS)                \
-  F_ONE(lower##_, impl, PARAMS, ARGS)             \
-  F_ONE(lower##__, impl, PARAMS, ARGS)
 
 #define P_REDUCE (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *c, MPI_Fint *e)
 #define A_REDUCE (s, r, n, t, op, c, e)
