@@ -166,6 +166,15 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     pccl_gen_seg)                                                                                 \
   X(REDUCE_SEG, REDUCE, "seg", 0, 0,                                                              \
     "node segment: every rank copies in, the root reduces from the slots; one node", pccl_gen_seg) \
+  X(SCATTER_SEG, SCATTER, "seg", 0, 0,                                                            \
+    "node segment: the root copies every block in, each rank copies its own out; one node",      \
+    pccl_gen_seg)                                                                                 \
+  X(GATHER_SEG, GATHER, "seg", 0, 0,                                                              \
+    "node segment: every rank copies its block in, the root copies them out; one node",          \
+    pccl_gen_seg)                                                                                 \
+  X(ALLTOALL_SEG, ALLTOALL, "seg", 0, 0,                                                          \
+    "node segment: every rank copies all its blocks in, each copies its own out of every "       \
+    "peer's slot; one node", pccl_gen_seg)                                                        \
   X(ALLREDUCE_CMA, ALLREDUCE, "cma", 0, 0,                                                        \
     "node segment for the handshake, data by cross-memory attach: each rank reduces its slice "  \
     "reading its peers' inputs and writes it into their outputs; one node", pccl_gen_seg)        \

@@ -15,6 +15,9 @@ pccl_status_t pccl_gen_seg(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   case PCCL_COLL_ALLREDUCE: break;
   case PCCL_COLL_BROADCAST: send = root ? n : 0; break;
   case PCCL_COLL_REDUCE: recv = root ? n : 0; break;
+  case PCCL_COLL_GATHER: recv = root ? p * n : 0; break;
+  case PCCL_COLL_SCATTER: send = root ? p * n : 0; break;
+  case PCCL_COLL_ALLTOALL: send = recv = p * n; break;
   case PCCL_COLL_SCAN: break;
   case PCCL_COLL_EXSCAN: recv = a->rank > 0 ? n : 0; break;
   case PCCL_COLL_ALLGATHERV: /* the blocks, without the gaps between them */

@@ -1342,6 +1342,8 @@ pccl_status_t pccl_iscatter(const void *sendbuf, void *recvbuf, size_t count, pc
 
 pccl_status_t pccl_scatter(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                            int root, pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_SCATTER, NULL, sendbuf, recvbuf, count, dtype, 0, root, &st)) return st;
   return pccl_iscatter(sendbuf, recvbuf, count, dtype, root, comm, BLOCKING);
 }
 
@@ -1354,6 +1356,8 @@ pccl_status_t pccl_igather(const void *sendbuf, void *recvbuf, size_t count, pcc
 
 pccl_status_t pccl_gather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                           int root, pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_GATHER, NULL, sendbuf, recvbuf, count, dtype, 0, root, &st)) return st;
   return pccl_igather(sendbuf, recvbuf, count, dtype, root, comm, BLOCKING);
 }
 
@@ -1366,6 +1370,8 @@ pccl_status_t pccl_ialltoall(const void *sendbuf, void *recvbuf, size_t count, p
 
 pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                             pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_ALLTOALL, NULL, sendbuf, recvbuf, count, dtype, 0, 0, &st)) return st;
   return pccl_ialltoall(sendbuf, recvbuf, count, dtype, comm, BLOCKING);
 }
 

@@ -120,8 +120,18 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RING, 0, 0},
     {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, 0, PCCL_ALGO_BROADCAST_BINOMIAL, 0, 0},
     {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0, 0},
+    /* Scatter, gather, all-to-all: the segment on one node while it wins.
+     * pccl-bench -c gather,scatter,alltoall -a seg,binomial,pairwise, 2 and
+     * 4 ranks, malloc buffers (docs/results/rooted): gather seg 1.07-21x
+     * Open MPI at every size, binomial 0.35-1.52x; scatter seg 1.04-6.7x up
+     * to 64 KiB a block, binomial ahead from 256 KiB a block on 2 ranks
+     * (1.40-1.55x against 1.00-1.17x); all-to-all seg 1.28-6.8x up to 128
+     * KiB in all, 0.82-0.99x at 512 KiB against pairwise's 0.72-0.81x. */
+    {PCCL_COLL_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_SCATTER_SEG, 1, 0},
     {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTER_BINOMIAL, 0, 0},
+    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_SEG, 1, 0},
     {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_BINOMIAL, 0, 0},
+    {PCCL_COLL_ALLTOALL, 512 << 10, 1, 0, 0, PCCL_ALGO_ALLTOALL_SEG, 1, 0},
     {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_PAIRWISE, 0, 0},
     /* Prefix reductions: the segment on one node; elsewhere recursive
      * doubling while latency rules, the pipelined chain from where its

@@ -456,11 +456,12 @@ static void test_sim_seg(void) {
     double in, out; /* per rank, in multiples of m (p = 4) */
   } cases[] = {{PCCL_COLL_ALLREDUCE, 1, 1},      {PCCL_COLL_ALLGATHER, 1, 4},
                {PCCL_COLL_REDUCE_SCATTER, 4, 1}, {PCCL_COLL_BROADCAST, 1, 1},
-               {PCCL_COLL_REDUCE, 1, 1}};
+               {PCCL_COLL_REDUCE, 1, 1},         {PCCL_COLL_GATHER, 1, 4},
+               {PCCL_COLL_SCATTER, 4, 1},        {PCCL_COLL_ALLTOALL, 4, 4}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char what[96];
     snprintf(what, sizeof what, "seg %s on one node of 4", pccl_coll_name(cases[i].coll));
-    /* the slowest rank: the root of broadcast and reduce moves in and out */
+    /* the slowest rank: the root of a rooted collective moves in and out */
     expect_time(run_time(&p, cases[i].coll, "seg", 4, 4, count),
                 L + (cases[i].in + cases[i].out) * m * p.copy, what);
     pccl_sim_case_t c = {cases[i].coll, pccl_algo_find(cases[i].coll, "seg"), 0, 8, 4, count, 4, 1};

@@ -469,6 +469,61 @@ static pccl_status_t broadcast_round(run_t *x, uint64_t n, size_t off, size_t m)
   return st;
 }
 
+/* Every rank but the root copies its block's piece in; the root copies
+ * each peer's out to its place (its own from its input, unless in place). */
+static pccl_status_t gather_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t bytes = m * x->es;
+  const char *mine = in_at(x, c->sendbuf, off);
+  if (s->me != c->root) return contribute(x, n, mine, bytes, 1, 0);
+  if (!c->inplace) pccl_copy(out_at(x, c->recvbuf, (size_t)s->me * c->count + off), mine, bytes);
+  pccl_status_t st = PCCL_OK;
+  for (int r = 0; r < s->n && st == PCCL_OK; r++) {
+    if (r == s->me || (st = wait_part(s, r, n, bytes, x->digest, &x->w)) != PCCL_OK) continue;
+    pccl_copy(out_at(x, c->recvbuf, (size_t)r * c->count + off), part(s, r, n, bytes), bytes);
+  }
+  return st;
+}
+
+/* The root copies in the piece of every block; each other rank copies its
+ * own block's piece out. */
+static pccl_status_t scatter_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t bytes = m * x->es, p = (size_t)s->n;
+  char *dst = out_at(x, c->recvbuf, off);
+  if (s->me == c->root) {
+    pccl_status_t st = contribute(x, n, in_at(x, c->sendbuf, off), bytes, p, c->count * x->es);
+    if (st == PCCL_OK && !c->inplace)
+      pccl_copy(dst, in_at(x, c->sendbuf, (size_t)s->me * c->count + off), bytes);
+    return st;
+  }
+  pccl_status_t st = wait_part(s, c->root, n, bytes * p, x->digest, &x->w);
+  if (st == PCCL_OK) pccl_copy(dst, part(s, c->root, n, bytes * p) + (size_t)s->me * bytes, bytes);
+  return st;
+}
+
+/* Every rank copies in the piece of each of its blocks; each copies out of
+ * every peer's part the piece meant for it. In place, the input's pieces
+ * are in the segment before the results overwrite them. */
+static pccl_status_t alltoall_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t bytes = m * x->es, p = (size_t)s->n, me = (size_t)s->me;
+  pccl_status_t st = contribute(x, n, in_at(x, c->sendbuf, off), bytes, p, c->count * x->es);
+  if (st != PCCL_OK) return st;
+  if (!c->inplace)
+    pccl_copy(out_at(x, c->recvbuf, me * c->count + off), in_at(x, c->sendbuf, me * c->count + off),
+              bytes);
+  for (int r = 0; r < s->n && st == PCCL_OK; r++) {
+    if (r == s->me || (st = wait_part(s, r, n, bytes * p, x->digest, &x->w)) != PCCL_OK) continue;
+    pccl_copy(out_at(x, c->recvbuf, (size_t)r * c->count + off),
+              part(s, r, n, bytes * p) + me * bytes, bytes);
+  }
+  return st;
+}
+
 /* Rank r reduces the parts of ranks 0..r (scan) or 0..r-1 (exscan), its
  * own read from its input; the last rank's part is read by nobody, so it
  * copies nothing in. In place a rank copies its part in all the same: its
@@ -704,6 +759,9 @@ static const seg_coll_t colls[PCCL_COLL_COUNT] = {
     [PCCL_COLL_REDUCE_SCATTER] = {reduce_scatter_round, 1, 1},
     [PCCL_COLL_BROADCAST] = {broadcast_round, 0, 1},
     [PCCL_COLL_REDUCE] = {reduce_round, 0, 1, 0, REDUCE_PIECE},
+    [PCCL_COLL_GATHER] = {gather_round, 0, 1},
+    [PCCL_COLL_SCATTER] = {scatter_round, 1, 1},
+    [PCCL_COLL_ALLTOALL] = {alltoall_round, 1, 1},
     [PCCL_COLL_SCAN] = {scan_round, 0, 1},
     [PCCL_COLL_EXSCAN] = {scan_round, 0, 1},
     [PCCL_COLL_ALLGATHERV] = {allgatherv_round, 0, 1},
@@ -765,9 +823,12 @@ int pccl_seg_runs_direct(const pccl_seg_t *s, pccl_coll_t coll) {
 
 /* Everything a peer's call must agree with, in 64 bits. */
 static uint64_t digest_of(const pccl_seg_call_t *c, int nranks) {
-  uint64_t reduces = c->coll != PCCL_COLL_ALLGATHER && c->coll != PCCL_COLL_BROADCAST &&
-                     c->coll != PCCL_COLL_ALLGATHERV;
-  uint64_t rooted = c->coll == PCCL_COLL_BROADCAST || c->coll == PCCL_COLL_REDUCE;
+  pccl_coll_t k = c->coll;
+  uint64_t reduces = k == PCCL_COLL_ALLREDUCE || k == PCCL_COLL_REDUCE_SCATTER ||
+                     k == PCCL_COLL_REDUCE || k == PCCL_COLL_SCAN || k == PCCL_COLL_EXSCAN ||
+                     k == PCCL_COLL_REDUCE_SCATTERV;
+  uint64_t rooted = k == PCCL_COLL_BROADCAST || k == PCCL_COLL_REDUCE || k == PCCL_COLL_GATHER ||
+                    k == PCCL_COLL_SCATTER;
   uint64_t h = (uint64_t)c->count * 0x9E3779B97F4A7C15ull;
   h ^= ((uint64_t)c->coll << 56) | ((uint64_t)c->dtype << 48) |
        ((reduces ? (uint64_t)c->op : 0xff) << 40) | (rooted ? (uint32_t)c->root : 0);
