@@ -463,7 +463,10 @@ PCCL_API pccl_status_t pccl_scatterv(const void *sendbuf, const size_t *sendcoun
  * MPI_IN_PLACE): the blocks sent are recvbuf's own, recvcounts[j] elements
  * at rdispls[j], replaced by what rank j sends; sendcounts and sdispls are
  * not read (every pair then exchanges blocks of one size); it needs at
- * most 64 KiB of scratch. Blocks that overlap in recvbuf, and send and
+ * most 64 KiB of scratch, except on one node's segment (the default
+ * there), where blocks to send that do not fit its buffer are first
+ * copied, within PCCL_MAX_SCRATCH (beyond it PCCL_ERR_UNSUPPORTED on that
+ * rank and an error on the others: choose alltoallv:pairwise). Blocks that overlap in recvbuf, and send and
  * receive buffers that overlap otherwise, are PCCL_ERR_INVALID_ARGUMENT. */
 PCCL_API pccl_status_t pccl_alltoallv(const void *sendbuf, const size_t *sendcounts,
                                       const size_t *sdispls, void *recvbuf,

@@ -244,7 +244,16 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     pccl_gen_scatterv_linear)                                                                     \
   X(ALLTOALLV_PAIRWISE, ALLTOALLV, "pairwise", 0, 0,                                              \
     "pairwise exchange over blocks of any size; p-1 steps; in place, swaps through 64 KiB of "    \
-    "scratch", pccl_gen_alltoallv_pairwise)
+    "scratch", pccl_gen_alltoallv_pairwise)                                                       \
+  X(GATHERV_SEG, GATHERV, "seg", 0, 0,                                                            \
+    "node segment, one round: every rank copies its block in, or says where it lies when it "    \
+    "does not fit, and the root copies or reads it to its place; one node", pccl_gen_seg)        \
+  X(SCATTERV_SEG, SCATTERV, "seg", 0, 0,                                                          \
+    "node segment, one round: the root copies the blocks in, or says where they lie when they "  \
+    "do not fit, and each rank copies or reads its own; one node", pccl_gen_seg)                 \
+  X(ALLTOALLV_SEG, ALLTOALLV, "seg", 0, 0,                                                        \
+    "node segment, one round: every rank copies its blocks in, or says where they lie when they " \
+    "do not fit, and each copies or reads its own from every peer; one node", pccl_gen_seg)
 
 /* Compressed (lossy) algorithms, zcoll.c: same columns. They run only for
  * the pccl_*_lossy calls, which run nothing else. */

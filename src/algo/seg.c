@@ -28,6 +28,18 @@ pccl_status_t pccl_gen_seg(pccl_sb_t *sb, const pccl_coll_args_t *a) {
     send = a->boff ? a->boff[p] : p * n;
     recv = a->boff ? a->boff[a->rank + 1] - a->boff[a->rank] : n;
     break;
+  case PCCL_COLL_GATHERV: /* count: a rank's own block, except at a root with blocks */
+    send = root && a->boff ? a->boff[a->rank + 1] - a->boff[a->rank] : n;
+    recv = root ? (a->boff ? a->boff[p] : p * n) : 0;
+    break;
+  case PCCL_COLL_SCATTERV:
+    recv = root && a->boff ? a->boff[a->rank + 1] - a->boff[a->rank] : n;
+    send = root ? (a->boff ? a->boff[p] : p * n) : 0;
+    break;
+  case PCCL_COLL_ALLTOALLV: /* scounts | sdispls | rcounts | rdispls */
+    send = recv = a->a2a ? 0 : p * n;
+    for (size_t r = 0; a->a2a && r < p; r++) send += a->a2a[r], recv += a->a2a[2 * p + r];
+    break;
   default: return PCCL_ERR_UNSUPPORTED;
   }
   pccl_sb_node(sb, a->coll, pccl_rg(PCCL_BUF_RECV, 0, recv), pccl_rg(PCCL_BUF_SEND, 0, send));

@@ -746,16 +746,50 @@ static pccl_seg_path_t seg_path(pccl_algo_id_t id) {
   }
 }
 
+/* The blocks of a v-collective as the segment takes them (seg.h). */
+static void seg_blocks(const pccl_comm_t *comm, const pccl_call_t *c, const size_t *places,
+                       pccl_seg_call_t *call) {
+  size_t p = (size_t)comm->size;
+  switch (c->coll) {
+  case PCCL_COLL_ALLGATHERV:
+  case PCCL_COLL_REDUCE_SCATTERV:
+    call->counts = c->counts, call->places = places;
+    for (size_t r = 0; r < p; r++) /* rounds over the largest block */
+      call->count = r == 0 || c->counts[r] > call->count ? c->counts[r] : call->count;
+    break;
+  case PCCL_COLL_GATHERV:
+  case PCCL_COLL_SCATTERV: /* the counts are the root's alone */
+    if (comm->rank == c->root)
+      call->counts = c->counts, call->places = places, call->count = c->counts[c->root];
+    break;
+  case PCCL_COLL_ALLTOALLV: /* sent | their places | received | theirs (validate_a2av) */
+    call->scounts = c->blocks, call->splaces = c->blocks + p;
+    call->counts = c->blocks + 2 * p, call->places = c->blocks + 3 * p;
+    break;
+  default: break;
+  }
+}
+
+/* Every collective of one rank is a copy (x / 1 = x for AVG): of its one
+ * block, from its place in sendbuf (scatterv, all-to-allv) to its place in
+ * recvbuf. */
+static pccl_status_t one_rank(const pccl_comm_t *comm, const pccl_call_t *c, const size_t *places) {
+  if (!c->use_send || !c->use_recv || c->inplace) return PCCL_OK;
+  pccl_seg_call_t call = {.count = c->send_elems};
+  seg_blocks(comm, c, places, &call);
+  size_t from = 0, to = places ? places[0] : 0, n = c->send_elems;
+  if (c->coll == PCCL_COLL_SCATTERV) from = places[0], to = 0, n = c->counts[0];
+  if (c->coll == PCCL_COLL_ALLTOALLV) from = call.splaces[0], to = call.places[0], n = call.counts[0];
+  memcpy((char *)c->recvbuf + to * c->esize, (const char *)c->sendbuf + from * c->esize,
+         n * c->esize);
+  return PCCL_OK;
+}
+
 static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
   const char *api = api_of(c);
   /* an all-gatherv's blocks land at their places (packed: boff) */
   const size_t *places = c->nblocks > (size_t)comm->size + 1 ? c->blocks + comm->size + 1 : c->blocks;
-  if (comm->size == 1) { /* every collective of one rank is a copy (x / 1 = x for AVG) */
-    if (c->use_send && c->use_recv && !c->inplace)
-      memcpy((char *)c->recvbuf + (places ? places[0] * c->esize : 0), c->sendbuf,
-             c->send_elems * c->esize);
-    return PCCL_OK;
-  }
+  if (comm->size == 1) return one_rank(comm, c, places);
   if (!comm->seg)
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api, "algorithm %s: no node segment (%s)",
                        choice.algo->name, comm->seg_why);
@@ -769,10 +803,11 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choic
                        "algorithm %s: the node's ranks may not read and write each other's memory "
                        "here (cross-memory attach refused); use seg or another algorithm",
                        choice.algo->name);
-  pccl_seg_call_t call = {c->coll, c->sendbuf, c->recvbuf, c->count, c->dtype, c->op, c->root,
-                          c->inplace, c->counts, places, path};
-  for (int r = 0; c->counts && r < comm->size; r++) /* rounds over the largest block */
-    call.count = r == 0 || c->counts[r] > call.count ? c->counts[r] : call.count;
+  pccl_seg_call_t call = {.coll = c->coll, .sendbuf = c->sendbuf, .recvbuf = c->recvbuf,
+                          .count = c->count, .dtype = c->dtype, .op = c->op, .root = c->root,
+                          .inplace = c->inplace, .path = path,
+                          .scratch_limit = comm->scratch_limit};
+  seg_blocks(comm, c, places, &call);
   pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, pccl__request_idle};
   char why[PCCL_ERROR_LEN - 64];
   pccl_status_t st = pccl_seg_run(comm->seg, &call, &watch, why, sizeof why);
@@ -885,7 +920,10 @@ static pccl_status_t schedule_of(pccl_comm_t *comm, const pccl_call_t *c, pccl_c
 static pccl_status_t run_call(pccl_comm_t *comm, pccl_call_t *c, int checked) {
   pccl_choice_t choice;
   pccl_status_t st = prepare(comm, c, checked, &choice);
-  if (st != PCCL_OK || c->count == 0) return st;
+  /* on the segment a rank that sees only its own counts takes its round
+   * even with none of its own (seg.c: the rounds stay in step) */
+  int empty_round = infos[c->coll].own_counts && choice.algo && choice.algo->generate == pccl_gen_seg;
+  if (st != PCCL_OK || (c->count == 0 && !empty_round)) return st;
   if (choice.algo->generate == pccl_gen_seg) {
     if (c->lossy_call) lossy_split(c, 0); /* a lossy call the plain way: exact */
     return run_seg(comm, c, choice);

@@ -178,7 +178,12 @@ static const rule_t rules[] = {
     {PCCL_COLL_REDUCE_SCATTERV, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RECHALV, 0, 0},
     {PCCL_COLL_REDUCE_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RING, 0, 0},
     /* Gatherv, scatterv, all-to-allv: each rank sees only its own counts,
-     * so the choice may not hang on a size (ranks would choose apart). */
+     * so the choice may not hang on a size (ranks would choose apart). On
+     * one node the segment, where the ranks may read each other's memory
+     * (its one round reads large blocks where they lie). */
+    {PCCL_COLL_GATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHERV_SEG, 2, 0},
+    {PCCL_COLL_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTERV_SEG, 2, 0},
+    {PCCL_COLL_ALLTOALLV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALLV_SEG, 2, 0},
     {PCCL_COLL_GATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHERV_LINEAR, 0, 0},
     {PCCL_COLL_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTERV_LINEAR, 0, 0},
     {PCCL_COLL_ALLTOALLV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALLV_PAIRWISE, 0, 0},
@@ -214,7 +219,7 @@ struct pccl_sel {
 
 static int rule_holds(const pccl_comm_t *comm, const rule_t *r) {
   int multi_node = comm->nnodes > 1 && comm->nnodes < comm->size;
-  int seg = comm->seg ? 1 + pccl_seg_runs_direct(comm->seg, r->coll) : 0;
+  int seg = comm->seg ? 1 + pccl_seg_runs_cma(comm->seg, r->coll) : 0;
   return comm->size >= r->min_ranks && (multi_node || !r->multi_node) && seg >= r->seg &&
          (!r->max_nodes || comm->nnodes <= r->max_nodes) && !excluded(comm, r->algo);
 }

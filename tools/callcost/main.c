@@ -59,8 +59,9 @@ static void pingpong(const ctx_t *c) {
 static void run(ctx_t *c, int kind) {
   static const _Atomic int no_abort = 0;
   pccl_seg_watch_t watch = {0.0, &no_abort, NULL};
-  pccl_seg_call_t call = {PCCL_COLL_ALLREDUCE, c->send, c->recv, c->count, PCCL_FLOAT32, PCCL_SUM, 0, 0,
-                          NULL, NULL, 0};
+  pccl_seg_call_t call = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = c->send, .recvbuf = c->recv,
+                          .count = c->count, .dtype = PCCL_FLOAT32, .op = PCCL_SUM,
+                          .path = PCCL_SEG_BUFFERS};
   char why[256];
   for (int i = 0; i < c->iters; i++) {
     switch (kind) {

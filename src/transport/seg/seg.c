@@ -188,14 +188,20 @@ typedef struct {
   size_t whylen;
 } waiter_t;
 
-/* Waits until *word >= target. Spins while the ranks have a core each,
- * else yields; watches the clock and the abort flag. */
-static pccl_status_t await(const pccl_seg_t *s, const _Atomic uint64_t *word, uint64_t target,
-                           const waiter_t *w, int peer, const char *what) {
-  if (atomic_load_explicit(word, memory_order_acquire) >= target) return PCCL_OK;
+static int reached(const _Atomic uint64_t *word, const _Atomic uint64_t *alt, uint64_t target) {
+  return atomic_load_explicit(word, memory_order_acquire) >= target ||
+         (alt && atomic_load_explicit(alt, memory_order_acquire) >= target);
+}
+
+/* Waits until *word >= target (or *alt, when given). Spins while the ranks
+ * have a core each, else yields; watches the clock and the abort flag. */
+static pccl_status_t await_either(const pccl_seg_t *s, const _Atomic uint64_t *word,
+                                  const _Atomic uint64_t *alt, uint64_t target, const waiter_t *w,
+                                  int peer, const char *what) {
+  if (reached(word, alt, target)) return PCCL_OK;
   double start = 0.0;
   for (unsigned long i = 1;; i++) {
-    if (atomic_load_explicit(word, memory_order_acquire) >= target) return PCCL_OK;
+    if (reached(word, alt, target)) return PCCL_OK;
     if (s->yield || i > SPINS)
       sched_yield();
     else
@@ -218,6 +224,11 @@ static pccl_status_t await(const pccl_seg_t *s, const _Atomic uint64_t *word, ui
       return PCCL_ERR_TIMEOUT;
     }
   }
+}
+
+static pccl_status_t await(const pccl_seg_t *s, const _Atomic uint64_t *word, uint64_t target,
+                           const waiter_t *w, int peer, const char *what) {
+  return await_either(s, word, NULL, target, w, peer, what);
 }
 
 /* Before this rank fills its part of `bytes` for round n: every peer has
@@ -540,6 +551,205 @@ static pccl_status_t scan_round(run_t *x, uint64_t n, size_t off, size_t m) {
                       c->inplace ? NULL : mine);
 }
 
+/* ---- gatherv, scatterv, all-to-allv: one round ---------------------------- *
+ *
+ * A rank of these knows only its own counts (a rooted call's root: all of
+ * them), so the ranks can agree neither on how many rounds a call takes
+ * nor on the size of a peer's part. Each call is therefore one round, even
+ * for a rank with nothing to give (the round numbers stay in step). A rank
+ * that gives data publishes the count of each block it gives and either
+ * the blocks, packed behind the counts, when they fit a buffer, or where
+ * they lie in its own memory, for its readers to read by cross-memory
+ * attach (these collectives run only where the node's ranks allow it); it
+ * then waits until its readers have finished the round. A reader finds a
+ * part whose size it does not know under either of the round's head lines
+ * (a slot's or a buffer's: the size picks one), which says the size, and
+ * checks the count meant for it against the one it expects. */
+
+#define VREMOTE (1ull << 63) /* in a v-part's head: the blocks lie in the writer's memory */
+static pccl_status_t cma_failed(run_t *x, int peer, uint64_t n);
+#define VINLINE (PCCL_SEG_INLINE - 8)
+
+/* Where rank r's v-part of round n, of `bytes`, lies: in the head's line
+ * behind its size when it fits there, else in the slot or the buffer. */
+static unsigned char *vpart_at(const pccl_seg_t *s, int r, uint64_t n, size_t bytes) {
+  head_t *h = head(s, r, n, bytes);
+  if (bytes <= VINLINE) return h->data + 8;
+  unsigned char *data = (unsigned char *)region(s, r) + s->lines;
+  return small(bytes) ? data + n % RING * SLOT : data + RING * SLOT + (n & 1) * s->stride;
+}
+
+/* This rank's v-part of round n: `k` blocks, block i of counts[i] elements
+ * at base + places[i] elements. Packed when the counts and the blocks fit
+ * a buffer; else the counts, the blocks' byte offsets and base, and
+ * *remote is set. */
+static pccl_status_t vpublish(run_t *x, uint64_t n, int k, const size_t *counts,
+                              const size_t *places, const char *base, int *remote) {
+  pccl_seg_t *s = x->s;
+  size_t total = 0;
+  for (int i = 0; i < k; i++) total += counts[i] * x->es;
+  size_t table = (size_t)k * sizeof(uint64_t), bytes = table + total;
+  *remote = bytes > s->cap;
+  if (*remote) bytes = 2 * table + sizeof(uint64_t);
+  pccl_status_t st = wait_free(s, n, bytes, &x->w);
+  if (st != PCCL_OK) return st;
+  unsigned char *at = vpart_at(s, s->me, n, bytes), *data = at + table;
+  for (int i = 0; i < k; i++) {
+    uint64_t c = counts[i], off = (uint64_t)(places[i] * x->es);
+    memcpy(at + (size_t)i * sizeof c, &c, sizeof c);
+    if (*remote) {
+      memcpy(data + (size_t)i * sizeof off, &off, sizeof off);
+    } else if (c) {
+      pccl_copy(data, base + off, c * x->es);
+      data += c * x->es;
+    }
+  }
+  if (*remote) {
+    uint64_t b = (uint64_t)(uintptr_t)base;
+    memcpy(at + 2 * table, &b, sizeof b);
+  }
+  head_t *h = head(s, s->me, n, bytes);
+  uint64_t meta = (uint64_t)bytes | (*remote ? VREMOTE : 0);
+  memcpy(h->data, &meta, sizeof meta);
+  publish(s, n, bytes, x->digest);
+  return PCCL_OK;
+}
+
+/* Reads block i (of k) of rank r's v-part of round n into dst, which takes
+ * `want` elements: copied from the part, or read from r's memory. */
+static pccl_status_t vread(run_t *x, uint64_t n, int r, int k, int i, void *dst, size_t want) {
+  pccl_seg_t *s = x->s;
+  head_t *slot = head(s, r, n, 1), *buf = head(s, r, n, SLOT + 1);
+  pccl_status_t st = await_either(s, &slot->seq, &buf->seq, n, &x->w, r, "data");
+  if (st != PCCL_OK) return st;
+  head_t *h = atomic_load_explicit(&slot->seq, memory_order_acquire) >= n ? slot : buf;
+  if (h->digest != x->digest) {
+    snprintf(x->w.why, x->w.whylen, "local rank %d made a different call (collective, datatype "
+             "or root) in round %llu", r, (unsigned long long)n);
+    return PCCL_ERR_MISMATCH;
+  }
+  if (s->known[r] < n - 1) s->known[r] = n - 1;
+  uint64_t meta, count = 0, off = 0;
+  memcpy(&meta, h->data, sizeof meta);
+  size_t bytes = (size_t)(meta & ~VREMOTE), table = (size_t)k * sizeof(uint64_t);
+  const unsigned char *at = vpart_at(s, r, n, bytes);
+  for (int j = 0; j <= i; j++) {
+    memcpy(&count, at + (size_t)j * sizeof count, sizeof count);
+    if (j < i) off += count * x->es;
+  }
+  if (count != want) {
+    snprintf(x->w.why, x->w.whylen, "local rank %d gives %llu elements where this rank expects "
+             "%zu (its counts differ) in round %llu", r, (unsigned long long)count, want,
+             (unsigned long long)n);
+    return PCCL_ERR_MISMATCH;
+  }
+  if (!(meta & VREMOTE)) {
+    pccl_copy(dst, at + table + off, want * x->es);
+    return PCCL_OK;
+  }
+  uint64_t base;
+  memcpy(&off, at + table + (size_t)i * sizeof off, sizeof off);
+  memcpy(&base, at + 2 * table, sizeof base);
+  if (want && !pccl_cma_read(s->pids[r], dst, base + off, want * x->es)) return cma_failed(x, r, n);
+  return PCCL_OK;
+}
+
+/* After a remote v-part: this rank has finished round n, and waits until
+ * the ranks that read it (all but itself, or only `only`) have. */
+static pccl_status_t vrelease(run_t *x, uint64_t n, int only) {
+  pccl_seg_t *s = x->s;
+  finish(s, n);
+  for (int r = 0; r < s->n; r++) {
+    if (r == s->me || (only >= 0 && r != only)) continue;
+    pccl_status_t st = await(s, &ctrl(s, r)->done, n, &x->w, r, "reading");
+    if (st != PCCL_OK) return st;
+  }
+  return PCCL_OK;
+}
+
+static const size_t zero_place = 0;
+
+/* Where rank r's block lands in this rank's output (none when empty: the
+ * output may then be NULL). */
+static void *vdst(const run_t *x, int r) {
+  return x->c->counts[r] ? out_at(x, x->c->recvbuf, x->c->places[r]) : NULL;
+}
+
+static pccl_status_t gatherv_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  (void)off, (void)m; /* one round */
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  int remote = 0;
+  if (s->me != c->root) {
+    pccl_status_t st = vpublish(x, n, 1, &c->count, &zero_place, c->sendbuf, &remote);
+    return st == PCCL_OK && remote ? vrelease(x, n, c->root) : st;
+  }
+  size_t me = (size_t)s->me;
+  if (!c->inplace && c->counts[me])
+    pccl_copy(out_at(x, c->recvbuf, c->places[me]), c->sendbuf, c->counts[me] * x->es);
+  pccl_status_t st = PCCL_OK;
+  for (int r = 0; r < s->n && st == PCCL_OK; r++)
+    if (r != s->me) st = vread(x, n, r, 1, 0, vdst(x, r), c->counts[r]);
+  return st;
+}
+
+static pccl_status_t scatterv_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  (void)off, (void)m;
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  if (s->me != c->root) return vread(x, n, c->root, s->n, s->me, c->recvbuf, c->count);
+  int remote = 0;
+  pccl_status_t st = vpublish(x, n, s->n, c->counts, c->places, c->sendbuf, &remote);
+  size_t me = (size_t)s->me;
+  if (st == PCCL_OK && !c->inplace && c->counts[me])
+    pccl_copy(c->recvbuf, in_at(x, c->sendbuf, c->places[me]), c->counts[me] * x->es);
+  return st == PCCL_OK && remote ? vrelease(x, n, -1) : st;
+}
+
+/* In place, the blocks a remote part gives are read from a copy: the
+ * results overwrite them while the peers read. */
+static pccl_status_t alltoallv_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  (void)off, (void)m;
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t p = (size_t)s->n, me = (size_t)s->me, total = 0, *packed = NULL;
+  const char *base = c->sendbuf;
+  const size_t *places = c->splaces;
+  char *copy = NULL;
+  for (size_t i = 0; i < p; i++) total += c->scounts[i];
+  if (c->inplace && (total * x->es + p * sizeof(uint64_t) > s->cap)) {
+    if (total * x->es > c->scratch_limit) {
+      snprintf(x->w.why, x->w.whylen, "an in-place all-to-allv of %zu bytes to send needs a copy of "
+               "them here, more than PCCL_MAX_SCRATCH (%zu bytes): raise it, or choose "
+               "PCCL_ALGO=alltoallv:pairwise", total * x->es, c->scratch_limit);
+      return PCCL_ERR_UNSUPPORTED;
+    }
+    copy = malloc(total * x->es + 1);
+    packed = malloc(p * sizeof *packed);
+    if (!copy || !packed) {
+      free(copy), free(packed);
+      snprintf(x->w.why, x->w.whylen, "out of memory for a copy of the input (%zu bytes)",
+               total * x->es);
+      return PCCL_ERR_NO_MEMORY;
+    }
+    for (size_t i = 0, at = 0; i < p; at += c->scounts[i++]) {
+      packed[i] = at;
+      pccl_copy(copy + at * x->es, in_at(x, c->sendbuf, c->splaces[i]), c->scounts[i] * x->es);
+    }
+    base = copy, places = packed;
+  }
+  int remote = 0;
+  pccl_status_t st = vpublish(x, n, s->n, c->scounts, places, base, &remote);
+  if (st == PCCL_OK && !c->inplace && c->counts[me])
+    pccl_copy(out_at(x, c->recvbuf, c->places[me]), in_at(x, c->sendbuf, c->splaces[me]),
+              c->counts[me] * x->es);
+  for (int r = 0; r < s->n && st == PCCL_OK; r++)
+    if (r != s->me) st = vread(x, n, r, s->n, s->me, vdst(x, r), c->counts[r]);
+  if (st == PCCL_OK && remote) st = vrelease(x, n, -1);
+  free(copy), free(packed);
+  return st;
+}
+
 /* ---- direct calls ------------------------------------------------------- *
  *
  * A large call on ordinary memory need not pass through the segment at all:
@@ -765,6 +975,9 @@ static const seg_coll_t colls[PCCL_COLL_COUNT] = {
     [PCCL_COLL_SCAN] = {scan_round, 0, 1},
     [PCCL_COLL_EXSCAN] = {scan_round, 0, 1},
     [PCCL_COLL_ALLGATHERV] = {allgatherv_round, 0, 1},
+    [PCCL_COLL_GATHERV] = {gatherv_round, 0, 1, 1, 0},
+    [PCCL_COLL_SCATTERV] = {scatterv_round, 0, 1, 1, 0},
+    [PCCL_COLL_ALLTOALLV] = {alltoallv_round, 0, 1, 1, 0},
     [PCCL_COLL_REDUCE_SCATTERV] = {reduce_scatterv_round, 1, 1},
 };
 static const seg_coll_t allreduce_split = {allreduce_split_round, 0, 2, 0, 0};
@@ -805,7 +1018,10 @@ static pccl_status_t run_rounds(run_t *x, const seg_coll_t *k) {
     chunk = round_bytes / (x->es * blocks);
     if (chunk == 0) chunk = 1;
   }
-  for (size_t off = 0; off < count; off += chunk) {
+  /* a whole call takes its round even when it is empty here (the
+   * v-collectives: a rank with no data of its own still keeps the rounds
+   * in step) */
+  for (size_t off = 0; off < count || (k->whole && off == 0); off += chunk ? chunk : 1) {
     uint64_t n = x->s->round + 1;
     x->s->round += (uint64_t)k->rounds;
     pccl_status_t st = k->round(x, n, off, count - off < chunk ? count - off : chunk);
@@ -813,6 +1029,14 @@ static pccl_status_t run_rounds(run_t *x, const seg_coll_t *k) {
     finish(x->s, x->s->round);
   }
   return PCCL_OK;
+}
+
+int pccl_seg_needs_cma(pccl_coll_t coll) {
+  return coll == PCCL_COLL_GATHERV || coll == PCCL_COLL_SCATTERV || coll == PCCL_COLL_ALLTOALLV;
+}
+
+int pccl_seg_runs_cma(const pccl_seg_t *s, pccl_coll_t coll) {
+  return pccl_seg_runs_direct(s, coll) || (s && s->cma && pccl_seg_needs_cma(coll));
 }
 
 int pccl_seg_runs(pccl_coll_t coll) { return (unsigned)coll < PCCL_COLL_COUNT && colls[coll].round; }
@@ -824,15 +1048,18 @@ int pccl_seg_runs_direct(const pccl_seg_t *s, pccl_coll_t coll) {
 /* Everything a peer's call must agree with, in 64 bits. */
 static uint64_t digest_of(const pccl_seg_call_t *c, int nranks) {
   pccl_coll_t k = c->coll;
+  /* gatherv, scatterv, all-to-allv: each rank knows only its own counts,
+   * which their round checks block by block instead */
+  int own_counts = k == PCCL_COLL_GATHERV || k == PCCL_COLL_SCATTERV || k == PCCL_COLL_ALLTOALLV;
   uint64_t reduces = k == PCCL_COLL_ALLREDUCE || k == PCCL_COLL_REDUCE_SCATTER ||
                      k == PCCL_COLL_REDUCE || k == PCCL_COLL_SCAN || k == PCCL_COLL_EXSCAN ||
                      k == PCCL_COLL_REDUCE_SCATTERV;
   uint64_t rooted = k == PCCL_COLL_BROADCAST || k == PCCL_COLL_REDUCE || k == PCCL_COLL_GATHER ||
-                    k == PCCL_COLL_SCATTER;
-  uint64_t h = (uint64_t)c->count * 0x9E3779B97F4A7C15ull;
+                    k == PCCL_COLL_SCATTER || k == PCCL_COLL_GATHERV || k == PCCL_COLL_SCATTERV;
+  uint64_t h = (uint64_t)(own_counts ? 0 : c->count) * 0x9E3779B97F4A7C15ull;
   h ^= ((uint64_t)c->coll << 56) | ((uint64_t)c->dtype << 48) |
        ((reduces ? (uint64_t)c->op : 0xff) << 40) | (rooted ? (uint32_t)c->root : 0);
-  for (int r = 0; c->counts && r < nranks; r++)
+  for (int r = 0; c->counts && !own_counts && r < nranks; r++)
     h = (h ^ c->counts[r]) * 0x100000001B3ull; /* the counts, which every rank passes alike */
   return h;
 }
@@ -894,6 +1121,11 @@ pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
       (call->path != PCCL_SEG_BUFFERS && !pccl_seg_runs_direct(s, call->coll))) {
     snprintf(why, whylen, "the node segment does not run %s%s", pccl_coll_name(call->coll),
              call->path != PCCL_SEG_BUFFERS ? " by cross-memory attach" : "");
+    return PCCL_ERR_UNSUPPORTED;
+  }
+  if (pccl_seg_needs_cma(call->coll) && !s->cma) {
+    snprintf(why, whylen, "the node segment runs %s only where the node's ranks may read each "
+             "other's memory (cross-memory attach refused here)", pccl_coll_name(call->coll));
     return PCCL_ERR_UNSUPPORTED;
   }
   if (call->path == PCCL_SEG_TIMED) return run_timed(s, call, watch, why, whylen);

@@ -76,13 +76,27 @@ typedef struct {
   int inplace; /* sendbuf is the in-place part of recvbuf */
   /* all-gatherv and reduce-scatterv: every rank's count and the place of
    * its block (in recvbuf, or in sendbuf; elements); count is then the
-   * largest of the counts; NULL otherwise */
+   * largest of the counts. Gatherv and scatterv: the same at the root (its
+   * own count in count), NULL elsewhere (count: the rank's own block).
+   * All-to-allv: the blocks received; scounts and splaces the blocks sent.
+   * NULL otherwise. */
   const size_t *counts, *places;
+  const size_t *scounts, *splaces;
+  /* the most heap memory the call may take (PCCL_MAX_SCRATCH): an in-place
+   * all-to-allv whose blocks do not fit a buffer copies them */
+  size_t scratch_limit;
   pccl_seg_path_t path;
 } pccl_seg_call_t;
 
 /* Whether the segment runs this collective at all. */
 int pccl_seg_runs(pccl_coll_t coll);
+/* Whether it runs it only where the node's ranks may read each other's
+ * memory (gatherv, scatterv, all-to-allv: large blocks are read where
+ * they lie; see seg.c). */
+int pccl_seg_needs_cma(pccl_coll_t coll);
+/* Whether it runs the collective reading peers' memory here: a direct
+ * form (pccl_seg_runs_direct) or one that needs it. */
+int pccl_seg_runs_cma(const pccl_seg_t *s, pccl_coll_t coll);
 /* Whether it runs it direct: every rank of the node may read and write its
  * peers' memory (cross-memory attach, probed at creation) and the
  * collective has a direct form. Alike on every rank of the node. */
