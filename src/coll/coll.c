@@ -810,8 +810,10 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choic
   seg_blocks(comm, c, places, &call);
   pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, pccl__request_idle};
   char why[PCCL_ERROR_LEN - 64];
-  pccl_status_t st = pccl_seg_run(comm->seg, &call, &watch, why, sizeof why);
+  int in_step;
+  pccl_status_t st = pccl_seg_run(comm->seg, &call, &watch, why, sizeof why, &in_step);
   if (st == PCCL_OK) return st;
+  if (in_step) return pccl__error(comm, st, api, "algorithm %s: %s", choice.algo->name, why);
   pccl__error(comm, st, api, "algorithm %s: %s; the communicator is now broken", choice.algo->name,
               why);
   comm->broken = st;

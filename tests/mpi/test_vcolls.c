@@ -541,6 +541,18 @@ static void mismatch(pccl_comm_t *comm) {
   snprintf(what, sizeof what, "gatherv: the last rank sends more than the root expects: %s (%s)",
            pccl_status_string(st), pccl_last_error(comm));
   expect(g_rank != 0 || g_size == 1 || st != PCCL_OK, what); /* the root fails, and no rank waits */
+  /* On the node segment every rank took the call's round, so the
+   * communicator goes on (seg.c, pccl_seg_run's in_step); under PCCL_CHECK,
+   * which caught the mismatches above before they ran (without it they
+   * broke the communicator). */
+  const char *check = getenv("PCCL_CHECK");
+  if (g_size > 1 && check && strcmp(check, "1") == 0 && strcmp(pccl_comm_last_algo(comm), "seg") == 0) {
+    int32_t v = 1;
+    st = pccl_allreduce(&v, &v, 1, PCCL_INT32, PCCL_SUM, comm);
+    snprintf(what, sizeof what, "an all-reduce after the gatherv's mismatch on the segment: %s (%s)",
+             pccl_status_string(st), pccl_last_error(comm));
+    expect(st == PCCL_OK && v == g_size, what);
+  }
 }
 
 int main(int argc, char **argv) {

@@ -63,10 +63,11 @@ static void run(ctx_t *c, int kind) {
                           .count = c->count, .dtype = PCCL_FLOAT32, .op = PCCL_SUM,
                           .path = PCCL_SEG_BUFFERS};
   char why[256];
+  int in_step;
   for (int i = 0; i < c->iters; i++) {
     switch (kind) {
     case SEGMENT:
-      if (pccl_seg_run(c->seg, &call, &watch, why, sizeof why) != PCCL_OK) die(why);
+      if (pccl_seg_run(c->seg, &call, &watch, why, sizeof why, &in_step) != PCCL_OK) die(why);
       break;
     case PCCL:
       if (pccl_allreduce(c->send, c->recv, c->count, PCCL_FLOAT32, PCCL_SUM, c->comm) != PCCL_OK)

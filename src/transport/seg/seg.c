@@ -280,6 +280,7 @@ typedef struct {
   uint64_t digest;
   pccl_reduce_fn fn;
   waiter_t w;
+  int in_step; /* the call failed, but every rank took its rounds (pccl_seg_run) */
 } run_t;
 
 /* The bytes at element `off` of a buffer. */
@@ -641,6 +642,7 @@ static pccl_status_t vread(run_t *x, uint64_t n, int r, int k, int i, void *dst,
     snprintf(x->w.why, x->w.whylen, "local rank %d gives %llu elements where this rank expects "
              "%zu (its counts differ) in round %llu", r, (unsigned long long)count, want,
              (unsigned long long)n);
+    x->in_step = 1; /* the round itself went as every rank expects */
     return PCCL_ERR_MISMATCH;
   }
   if (!(meta & VREMOTE)) {
@@ -745,7 +747,10 @@ static pccl_status_t alltoallv_round(run_t *x, uint64_t n, size_t off, size_t m)
               c->counts[me] * x->es);
   for (int r = 0; r < s->n && st == PCCL_OK; r++)
     if (r != s->me) st = vread(x, n, r, s->n, s->me, vdst(x, r), c->counts[r]);
-  if (st == PCCL_OK && remote) st = vrelease(x, n, -1);
+  if (remote && (st == PCCL_OK || x->in_step)) { /* its readers may still read its blocks */
+    pccl_status_t released = vrelease(x, n, -1);
+    if (released != PCCL_OK) st = released, x->in_step = 0;
+  }
   free(copy), free(packed);
   return st;
 }
@@ -1025,6 +1030,7 @@ static pccl_status_t run_rounds(run_t *x, const seg_coll_t *k) {
     uint64_t n = x->s->round + 1;
     x->s->round += (uint64_t)k->rounds;
     pccl_status_t st = k->round(x, n, off, count - off < chunk ? count - off : chunk);
+    if (st != PCCL_OK && x->in_step) finish(x->s, x->s->round);
     if (st != PCCL_OK) return st;
     finish(x->s, x->s->round);
   }
@@ -1068,14 +1074,17 @@ static uint64_t digest_of(const pccl_seg_call_t *c, int nranks) {
  * peers are told, whose waits would otherwise last until their own
  * timeout. */
 static pccl_status_t run_path(pccl_seg_t *s, const pccl_seg_call_t *call, int direct_call,
-                              const pccl_seg_watch_t *watch, char *why, size_t whylen) {
+                              const pccl_seg_watch_t *watch, char *why, size_t whylen,
+                              int *in_step) {
   /* the path in the digest (bits 32-39 hold nothing else): ranks that took
    * different paths get an error */
   run_t x = {s, call, pccl_dtype_size(call->dtype),
              digest_of(call, s->n) ^ ((uint64_t)direct_call << 32),
-             pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}};
+             pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}, 0};
   pccl_status_t st = run_rounds(&x, coll_of(s, call, x.es, direct_call));
-  if (st != PCCL_OK) atomic_store_explicit(&ctrl(s, s->me)->failed, (uint32_t)st, memory_order_release);
+  *in_step = st != PCCL_OK && x.in_step;
+  if (st != PCCL_OK && !*in_step)
+    atomic_store_explicit(&ctrl(s, s->me)->failed, (uint32_t)st, memory_order_release);
   return st;
 }
 
@@ -1087,7 +1096,8 @@ static pccl_status_t pick_path(pccl_seg_t *s, timing_t *t, const pccl_seg_watch_
   double slowest[2];
   pccl_seg_call_t c = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = t->best, .recvbuf = slowest,
                        .count = 2, .dtype = PCCL_FLOAT64, .op = PCCL_MAX};
-  pccl_status_t st = run_path(s, &c, 0, watch, why, whylen);
+  int in_step;
+  pccl_status_t st = run_path(s, &c, 0, watch, why, whylen, &in_step);
   int was = t->direct;
   t->direct = st == PCCL_OK && slowest[1] < slowest[0];
   t->gap = t->gap && t->direct == was ? (t->gap < LATEST / 2 ? 2 * t->gap : LATEST) : EARLY;
@@ -1105,10 +1115,11 @@ static pccl_status_t run_timed(pccl_seg_t *s, const pccl_seg_call_t *call,
                                const pccl_seg_watch_t *watch, char *why, size_t whylen) {
   timing_t *t = &s->timing[call->coll][size_class(call->count * pccl_dtype_size(call->dtype))];
   uint32_t phase = t->calls++ - t->next; /* modulo 2^32: huge before the trials */
-  if (phase >= 2 * RUN) return run_path(s, call, t->direct, watch, why, whylen);
+  int in_step; /* never set: no timed collective has counts of its own */
+  if (phase >= 2 * RUN) return run_path(s, call, t->direct, watch, why, whylen, &in_step);
   int direct_call = phase >= RUN, nth = (int)(phase % RUN);
   double start = now();
-  pccl_status_t st = run_path(s, call, direct_call, watch, why, whylen);
+  pccl_status_t st = run_path(s, call, direct_call, watch, why, whylen, &in_step);
   if (st != PCCL_OK || nth == 0) return st;
   double took = now() - start;
   if (nth == 1 || took < t->best[direct_call]) t->best[direct_call] = took;
@@ -1116,7 +1127,8 @@ static pccl_status_t run_timed(pccl_seg_t *s, const pccl_seg_call_t *call,
 }
 
 pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
-                           const pccl_seg_watch_t *watch, char *why, size_t whylen) {
+                           const pccl_seg_watch_t *watch, char *why, size_t whylen, int *in_step) {
+  *in_step = 0;
   if (!pccl_seg_runs(call->coll) ||
       (call->path != PCCL_SEG_BUFFERS && !pccl_seg_runs_direct(s, call->coll))) {
     snprintf(why, whylen, "the node segment does not run %s%s", pccl_coll_name(call->coll),
@@ -1129,7 +1141,7 @@ pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
     return PCCL_ERR_UNSUPPORTED;
   }
   if (call->path == PCCL_SEG_TIMED) return run_timed(s, call, watch, why, whylen);
-  return run_path(s, call, call->path == PCCL_SEG_DIRECT, watch, why, whylen);
+  return run_path(s, call, call->path == PCCL_SEG_DIRECT, watch, why, whylen, in_step);
 }
 
 /* ---- creation ---------------------------------------------------------- */

@@ -110,9 +110,12 @@ int pccl_seg_runs_direct(const pccl_seg_t *s, pccl_coll_t coll);
  * the next trials. Errors:
  * PCCL_ERR_MISMATCH when a peer's call differs, PCCL_ERR_TIMEOUT and
  * PCCL_ERR_ABORTED from `watch`; `why` then says which peer and round. After
- * any error the segment's rounds are out of step and the segment must not be
- * used again. */
+ * an error the segment's rounds are out of step and the segment must not be
+ * used again, except where *in_step says otherwise: a gatherv, scatterv or
+ * all-to-allv whose counts disagree between ranks fails on the rank that
+ * reads the block (PCCL_ERR_MISMATCH) after every rank took the call's
+ * round, so the next call finds the rounds in step. */
 pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
-                           const pccl_seg_watch_t *watch, char *why, size_t whylen);
+                           const pccl_seg_watch_t *watch, char *why, size_t whylen, int *in_step);
 
 #endif /* PCCL_SEG_H */
