@@ -646,7 +646,7 @@ static pccl_status_t vread(run_t *x, uint64_t n, int r, int k, int i, void *dst,
     return PCCL_ERR_MISMATCH;
   }
   if (!(meta & VREMOTE)) {
-    pccl_copy(dst, at + table + off, want * x->es);
+    if (want) pccl_copy(dst, at + table + off, want * x->es);
     return PCCL_OK;
   }
   uint64_t base;
