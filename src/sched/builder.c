@@ -1,17 +1,13 @@
 /* builder.c - builds a schedule from a generator's sequential program and
  * derives each step's dependencies from the regions it touches.
  *
- * Every access (step, buffer, range, read or write) is recorded per buffer. A
- * new access scans that buffer's earlier accesses backwards: a read depends on
- * overlapping writes (and visits only writes), a write on overlapping reads
- * and writes. The scan of a
- * range stops at the first earlier write that covers it whole, since that
- * write already depends on everything before it that touched the range. Reads
- * of SEND need no scan unless SEND and RECV overlap: nothing else writes SEND.
- * Nor does an access to bytes no earlier access touched (a ring's fresh
- * blocks): each buffer keeps the union of the ranges touched so far as
- * sorted disjoint spans, and a range outside it skips the scan, which keeps
- * building linear in the steps where every write would otherwise scan all. */
+ * Every access (step, buffer, range, read or write) goes to the buffer's
+ * hazard map (hazard.c), which names the earlier steps it must follow: a
+ * read follows the last writer of each element, a write also the readers
+ * since. Reads of SEND are not recorded unless SEND and RECV overlap:
+ * nothing else writes SEND. Each step's dependencies are kept sorted, so
+ * that two ranks' schedules that differ only in where their blocks lie
+ * compare equal (the simulator's rank classes). */
 #include "schedule.h"
 
 #include "codec.h"
@@ -19,34 +15,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The elements an access touches: [off, end), or with stride > 0 the
- * blocks of len elements starting every stride elements from off on, the
- * last one ending at end. */
-typedef struct {
-  size_t off, end, len, stride;
-} extent_t;
-
-typedef struct {
-  extent_t x;
-  uint32_t step;
-  uint32_t write;
-  size_t prev_write; /* the write recorded before this access; NO_ACCESS if none */
-} access_t;
-
-#define NO_ACCESS SIZE_MAX
-
-typedef struct {
-  size_t off, end;
-} span_t;
-
-typedef struct {
-  access_t *v;
-  size_t n, cap;
-  span_t *span; /* the union of v's ranges: sorted, disjoint, not adjacent */
-  size_t nspan, span_cap;
-  size_t last_write; /* index in v of the latest write; NO_ACCESS if none */
-} access_list_t;
 
 struct pccl_sb {
   int nranks, rank;
@@ -61,7 +29,10 @@ struct pccl_sb {
   size_t steps_cap;
   uint32_t *deps;
   size_t ndeps, deps_cap;
-  access_list_t acc[PCCL_BUF_COUNT];
+  uint32_t *named; /* per step: 1 + the step whose dependencies name it last */
+  size_t named_cap;
+  uint32_t adding; /* the step whose dependencies are being added */
+  pccl_hazards_t *hazards[PCCL_BUF_COUNT]; /* made on first access */
   int32_t *send_seq, *recv_seq; /* messages so far to / from each peer */
   size_t tmp_elems;
   uint32_t *perm;
@@ -114,10 +85,8 @@ void pccl_sb_destroy(pccl_sb_t *sb) {
   if (!sb) return;
   free(sb->steps);
   free(sb->deps);
-  for (int b = 0; b < PCCL_BUF_COUNT; b++) {
-    free(sb->acc[b].v);
-    free(sb->acc[b].span);
-  }
+  free(sb->named);
+  for (int b = 0; b < PCCL_BUF_COUNT; b++) pccl_hazards_destroy(sb->hazards[b]);
   free(sb->send_seq);
   free(sb->recv_seq);
   free(sb->perm);
@@ -176,117 +145,44 @@ static pccl_region_t canonical(const pccl_sb_t *sb, pccl_region_t r) {
   return r;
 }
 
-static void add_dep(pccl_sb_t *sb, size_t first, uint32_t dep) {
-  for (size_t i = first; i < sb->ndeps; i++)
-    if (sb->deps[i] == dep) return;
+/* The hazard maps' callback: adds dep to the dependencies of the step being
+ * added, once. */
+static void add_dep(void *ctx, uint32_t dep) {
+  pccl_sb_t *sb = ctx;
+  if (dep == sb->adding || sb->named[dep] == sb->adding + 1) return;
   if (!grow((void **)&sb->deps, &sb->deps_cap, sb->ndeps + 1, sizeof(uint32_t))) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
+  sb->named[dep] = sb->adding + 1;
   sb->deps[sb->ndeps++] = dep;
 }
 
-/* The first span of l that ends after `off` (or at it, when `adjacent`). */
-static size_t first_span(const access_list_t *l, size_t off, int adjacent) {
-  size_t lo = 0, hi = l->nspan;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (l->span[mid].end > off || (adjacent && l->span[mid].end == off))
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
-}
-
-static int touched(const access_list_t *l, size_t off, size_t end) {
-  size_t i = first_span(l, off, 0);
-  return i < l->nspan && l->span[i].off < end;
-}
-
-/* Adds [off, end) to the spans, merging what it overlaps or adjoins. */
-static int touch(access_list_t *l, size_t off, size_t end) {
-  size_t i = first_span(l, off, 1), j = i;
-  while (j < l->nspan && l->span[j].off <= end) j++;
-  if (j > i) {
-    if (l->span[i].off < off) off = l->span[i].off;
-    if (l->span[j - 1].end > end) end = l->span[j - 1].end;
-  } else if (!grow((void **)&l->span, &l->span_cap, l->nspan + 1, sizeof(span_t))) {
-    return 0;
-  }
-  memmove(&l->span[i + 1], &l->span[j], (l->nspan - j) * sizeof(span_t));
-  l->nspan = l->nspan - (j - i) + 1;
-  l->span[i] = (span_t){off, end};
-  return 1;
-}
-
-/* Whether blocked extent b has an element in [off, end). */
-static int blocks_meet(const extent_t *b, size_t off, size_t end) {
-  size_t first = off < b->off + b->len ? 0 : (off - b->off - b->len) / b->stride + 1;
-  size_t at = b->off + first * b->stride;
-  return at < b->end && at < end;
-}
-
-/* Whether two extents share an element. Two blocked ones of one stride are
- * compared by their blocks' places within the stride (ignoring where the
- * runs stop, which the bounds have checked); of different strides they are
- * taken to meet (a dependency too many, never one too few). */
-static int meet(const extent_t *a, const extent_t *b) {
-  if (a->end <= b->off || b->end <= a->off) return 0;
-  if (!a->stride && !b->stride) return 1;
-  if (!a->stride) return blocks_meet(b, a->off, a->end);
-  if (!b->stride) return blocks_meet(a, b->off, b->end);
-  if (a->stride != b->stride) return 1;
-  size_t s = a->stride, r = (b->off % s + s - a->off % s) % s; /* b's blocks start r after a's */
-  return r < a->len || s - r < b->len;
-}
-
-/* Adds the dependency on earlier access a if it orders the new one, x: they
- * meet, belong to different steps, and one of them writes. Returns whether
- * a is a write covering x, which ends the scan. */
-static int depend(pccl_sb_t *sb, size_t first_dep, uint32_t step, const access_t *a,
-                  const extent_t *x, int write) {
-  if (a->step == step || (!a->write && !write) || !meet(&a->x, x)) return 0;
-  add_dep(sb, first_dep, a->step);
-  return a->write && !a->x.stride && a->x.off <= x->off && a->x.end >= x->end;
-}
-
-/* Adds the dependencies of a new access to r (with stride, nblocks blocks of
- * r.len elements), then records it. A read needs only the writes, which are
- * chained (prev_write) so that the scan skips the reads between them:
- * without that, a shuffle's n reads of one staging buffer would each scan
- * all the reads before it. */
-static void track(pccl_sb_t *sb, size_t first_dep, uint32_t step, pccl_region_t r, size_t stride,
-                  uint32_t nblocks, int write) {
+/* Records the step's access to r (with stride, nblocks blocks of r.len
+ * elements) and adds the dependencies it brings. */
+static void track(pccl_sb_t *sb, pccl_region_t r, size_t stride, uint32_t nblocks, int write) {
   r = canonical(sb, r);
-  if (r.len == 0) return;
+  if (r.len == 0 || sb->status != PCCL_OK) return;
   if (r.buf == PCCL_BUF_SEND && !write && !sb->aliased) return; /* nothing writes SEND */
-  access_list_t *l = &sb->acc[r.buf];
-  if (nblocks < 2) stride = 0;
-  extent_t x = {r.off, r.off + (stride ? (size_t)(nblocks - 1) * stride : 0) + r.len, r.len, stride};
-  if (!l->n) l->last_write = NO_ACCESS;
-  if (!touched(l, x.off, x.end)) {
-    /* nothing to scan */
-  } else if (write) {
-    for (size_t i = l->n; i-- > 0;)
-      if (depend(sb, first_dep, step, &l->v[i], &x, 1)) break;
-  } else {
-    for (size_t i = l->last_write; i != NO_ACCESS; i = l->v[i].prev_write)
-      if (depend(sb, first_dep, step, &l->v[i], &x, 0)) break;
-  }
-  if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof(access_t)) || !touch(l, x.off, x.end)) {
+  pccl_hazards_t **h = &sb->hazards[r.buf];
+  if (!*h && !(*h = pccl_hazards_create())) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
-  l->v[l->n] = (access_t){x, step, (uint32_t)write, l->last_write};
-  if (write) l->last_write = l->n;
-  l->n++;
+  if (!pccl_hazards_access_blocks(*h, r.off, r.len, stride, nblocks, sb->adding, write, add_dep, sb))
+    sb->status = PCCL_ERR_NO_MEMORY;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
 }
 
 static void add_step(pccl_sb_t *sb, pccl_step_t st) {
   if (sb->status != PCCL_OK) return;
   if (sb->nsteps == UINT32_MAX ||
-      !grow((void **)&sb->steps, &sb->steps_cap, (size_t)sb->nsteps + 1, sizeof(pccl_step_t))) {
+      !grow((void **)&sb->steps, &sb->steps_cap, (size_t)sb->nsteps + 1, sizeof(pccl_step_t)) ||
+      !grow((void **)&sb->named, &sb->named_cap, (size_t)sb->nsteps + 1, sizeof(uint32_t))) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
@@ -297,16 +193,21 @@ static void add_step(pccl_sb_t *sb, pccl_step_t st) {
     dst_stride = sb->stride[2 * (size_t)st.tag];
     src_stride = sb->stride[2 * (size_t)st.tag + 1];
   }
+  sb->named[id] = 0;
+  sb->adding = id;
   st.dep_off = sb->ndeps;
-  /* Reads first, then the writes, so a reduce onto its own input is one
-   * access pair. A fused receive writes its staging region (src). */
-  track(sb, st.dep_off, id, st.src, src_stride, nb,
-        st.kind == PCCL_STEP_RECV_REDUCE || st.kind == PCCL_STEP_PERMUTE);
-  track(sb, st.dep_off, id, st.src2, 0, 1, 0);
-  if (st.kind == PCCL_STEP_DIVIDE || st.kind == PCCL_STEP_PERMUTE)
-    track(sb, st.dep_off, id, st.dst, 0, 1, 0);
-  track(sb, st.dep_off, id, st.dst, dst_stride, nb, 1);
+  /* Reads first, then writes: a write hides the earlier writers of its
+   * range, which the step's own reads of it must still follow. A fused
+   * receive writes its staging region (src), a permutation its src too. */
+  int src_written = st.kind == PCCL_STEP_RECV_REDUCE || st.kind == PCCL_STEP_PERMUTE;
+  if (!src_written) track(sb, st.src, src_stride, nb, 0);
+  track(sb, st.src2, 0, 1, 0);
+  if (st.kind == PCCL_STEP_DIVIDE || st.kind == PCCL_STEP_PERMUTE) track(sb, st.dst, 0, 1, 0);
+  if (src_written) track(sb, st.src, src_stride, nb, 1);
+  track(sb, st.dst, dst_stride, nb, 1);
+  if (sb->status != PCCL_OK) return;
   st.ndeps = (uint32_t)(sb->ndeps - st.dep_off);
+  qsort(sb->deps + st.dep_off, st.ndeps, sizeof(uint32_t), cmp_u32);
   sb->steps[sb->nsteps++] = st;
 }
 

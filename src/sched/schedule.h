@@ -167,6 +167,23 @@ size_t pccl_sb_tmp(pccl_sb_t *sb, size_t len);
  * own tables); NULL on failure, which also makes pccl_sb_finish fail. */
 void *pccl_sb_scratch(pccl_sb_t *sb, size_t bytes);
 
+/* ---- hazards: the steps an access to a buffer waits for (hazard.c) ------- */
+
+typedef struct pccl_hazards pccl_hazards_t;
+typedef void (*pccl_hazard_fn)(void *ctx, uint32_t step);
+pccl_hazards_t *pccl_hazards_create(void); /* NULL when out of memory */
+void pccl_hazards_destroy(pccl_hazards_t *h);
+/* Records step's read or write of elements [off, end) and calls fn with each
+ * earlier step it must follow: for a read, the last writer of each element;
+ * for a write, also the readers since. A step may be named more than once,
+ * or be `step` itself. Returns 0 when out of memory (h is then unusable). */
+int pccl_hazards_access(pccl_hazards_t *h, size_t off, size_t end, uint32_t step, int write,
+                        pccl_hazard_fn fn, void *ctx);
+/* The same for nblocks blocks of len elements every stride from off on; it
+ * may also name steps that a later write hid (still earlier ones). */
+int pccl_hazards_access_blocks(pccl_hazards_t *h, size_t off, size_t len, size_t stride, uint32_t nblocks,
+                               uint32_t step, int write, pccl_hazard_fn fn, void *ctx);
+
 /* ---- memo: tables shared by the ranks of one call (memo.c) --------------- */
 
 typedef struct pccl_memo pccl_memo_t;

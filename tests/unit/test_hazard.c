@@ -1,0 +1,143 @@
+/* test_hazard.c - the hazard map (src/sched/hazard.c) against a per-element
+ * reference: random reads and writes of ranges and strided blocks on a small
+ * buffer, each checked for the steps it names.
+ *
+ * Reference: for every element, its last writer and its readers since.
+ * Ranges only: the map must name exactly the reference's steps. With strided
+ * accesses it may also name older steps that a newer write hid, but never a
+ * step that did not touch the access's elements (with a write on one side),
+ * and never miss one of the reference's. */
+#include "schedule.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 96        /* elements */
+#define STEPS 600   /* steps a sequence */
+#define MAXR 64     /* readers an element keeps */
+#define NONE UINT32_MAX
+
+typedef struct {
+  uint32_t writer[N];
+  uint32_t readers[N][MAXR];
+  int nreaders[N];
+  /* every access so far: who touched which element, and how */
+  unsigned char touched[STEPS][N]; /* 1 read, 2 write, 3 both */
+} ref_t;
+
+typedef struct {
+  unsigned char named[STEPS];
+} got_t;
+
+static int failures, checks;
+
+static void on_dep(void *ctx, uint32_t step) { ((got_t *)ctx)->named[step] = 1; }
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t next(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (uint32_t)(rng >> 16);
+}
+
+/* The elements of an access: blocks of len every stride from off on. */
+static int elems(size_t off, size_t len, size_t stride, uint32_t nb, unsigned char *in) {
+  memset(in, 0, N);
+  for (uint32_t b = 0; b < nb; b++)
+    for (size_t i = 0; i < len; i++) {
+      size_t e = off + b * stride + i;
+      if (e >= N) return 0;
+      in[e] = 1;
+    }
+  return 1;
+}
+
+static void check(const char *what, int ok, uint32_t step) {
+  checks++;
+  if (!ok && failures++ < 10) fprintf(stderr, "FAIL %s at step %u\n", what, step);
+}
+
+/* One access by step: the map's steps against the reference's, then the
+ * reference moves on. */
+static int access(pccl_hazards_t *h, ref_t *ref, uint32_t step, size_t off, size_t len, size_t stride, uint32_t nb,
+                  int write, int exact) {
+  unsigned char in[N];
+  if (!elems(off, len, stride, nb, in)) return 1; /* off the buffer: not tried */
+  got_t got;
+  memset(&got, 0, sizeof(got));
+  int ok = nb > 1 ? pccl_hazards_access_blocks(h, off, len, stride, nb, step, write, on_dep, &got)
+                  : pccl_hazards_access(h, off, off + len, step, write, on_dep, &got);
+  if (!ok) return 0;
+  unsigned char want[STEPS] = {0};
+  for (int e = 0; e < N; e++) {
+    if (!in[e]) continue;
+    if (ref->writer[e] != NONE) want[ref->writer[e]] = 1;
+    if (write)
+      for (int r = 0; r < ref->nreaders[e]; r++) want[ref->readers[e][r]] = 1;
+  }
+  for (uint32_t q = 0; q < step; q++) {
+    if (want[q]) check("a hazard not named", got.named[q], step);
+    if (got.named[q] && !want[q]) {
+      int real = 0; /* q touched one of these elements, one side writing */
+      for (int e = 0; e < N && !real; e++) real = in[e] && ref->touched[q][e] && (write || (ref->touched[q][e] & 2));
+      check(exact ? "a step named beyond the hazards" : "a step named that never met the access", !exact && real,
+            step);
+    }
+  }
+  for (int e = 0; e < N; e++) {
+    if (!in[e]) continue;
+    ref->touched[step][e] |= (unsigned char)(write ? 2 : 1);
+    if (write) {
+      ref->writer[e] = step;
+      ref->nreaders[e] = 0;
+    } else if (ref->nreaders[e] < MAXR &&
+               (ref->nreaders[e] == 0 || ref->readers[e][ref->nreaders[e] - 1] != step)) {
+      ref->readers[e][ref->nreaders[e]++] = step;
+    }
+  }
+  return 1;
+}
+
+/* A sequence of steps, each reading then writing a few random places.
+ * stride: 0 for ranges only, else the one stride of the strided accesses
+ * (one stride a buffer keeps the map's meets exact). */
+static int sequence(size_t stride, int seed) {
+  rng = 88172645463325252ull + (uint64_t)seed * 0x9E3779B97F4A7C15ull;
+  ref_t *ref = calloc(1, sizeof(*ref));
+  pccl_hazards_t *h = pccl_hazards_create();
+  if (!ref || !h) return 0;
+  for (int e = 0; e < N; e++) ref->writer[e] = NONE;
+  int ok = 1;
+  for (uint32_t step = 0; step < STEPS && ok; step++) {
+    int nacc = 1 + (int)(next() % 3);
+    for (int phase = 0; phase < 2 && ok; phase++) /* reads, then writes */
+      for (int a = 0; a < nacc && ok; a++) {
+        if ((int)(next() % 2) != phase) continue;
+        size_t off = next() % N, len = 1 + next() % (next() % 4 == 0 ? N / 2 : 6);
+        uint32_t nb = 1;
+        size_t st = 0;
+        if (stride && next() % 3 == 0) {
+          st = stride;
+          nb = 2 + next() % 8;
+          if (len >= st) len = st - 1;
+        }
+        ok = access(h, ref, step, off, len, st, nb, phase, stride == 0);
+      }
+  }
+  pccl_hazards_destroy(h);
+  free(ref);
+  return ok;
+}
+
+int main(void) {
+  for (int seed = 0; seed < 40; seed++) {
+    if (!sequence(0, seed) || !sequence(12, seed) || !sequence(7, seed)) {
+      fprintf(stderr, "out of memory\n");
+      return 1;
+    }
+  }
+  printf("test_hazard: %d checks, %d failed\n", checks, failures);
+  return failures ? 1 : 0;
+}
