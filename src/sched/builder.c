@@ -207,7 +207,7 @@ static void add_step(pccl_sb_t *sb, pccl_step_t st) {
   track(sb, st.dst, dst_stride, nb, 1);
   if (sb->status != PCCL_OK) return;
   st.ndeps = (uint32_t)(sb->ndeps - st.dep_off);
-  qsort(sb->deps + st.dep_off, st.ndeps, sizeof(uint32_t), cmp_u32);
+  if (st.ndeps > 1) qsort(sb->deps + st.dep_off, st.ndeps, sizeof(uint32_t), cmp_u32); /* deps may still be NULL */
   sb->steps[sb->nsteps++] = st;
 }
 
