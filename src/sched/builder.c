@@ -48,7 +48,7 @@ struct pccl_sb {
 /* Message tags stay below the 32767 every MPI guarantees. */
 #define PCCL_TAG_SPACE 32767
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem) {
+int pccl_sched_grow(void **v, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return 1;
   size_t ncap = *cap ? *cap * 2 : 64;
   while (ncap < need) ncap *= 2;
@@ -150,7 +150,7 @@ static pccl_region_t canonical(const pccl_sb_t *sb, pccl_region_t r) {
 static void add_dep(void *ctx, uint32_t dep) {
   pccl_sb_t *sb = ctx;
   if (dep == sb->adding || sb->named[dep] == sb->adding + 1) return;
-  if (!grow((void **)&sb->deps, &sb->deps_cap, sb->ndeps + 1, sizeof(uint32_t))) {
+  if (!pccl_sched_grow((void **)&sb->deps, &sb->deps_cap, sb->ndeps + 1, sizeof(uint32_t))) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
@@ -181,8 +181,8 @@ static int cmp_u32(const void *a, const void *b) {
 static void add_step(pccl_sb_t *sb, pccl_step_t st) {
   if (sb->status != PCCL_OK) return;
   if (sb->nsteps == UINT32_MAX ||
-      !grow((void **)&sb->steps, &sb->steps_cap, (size_t)sb->nsteps + 1, sizeof(pccl_step_t)) ||
-      !grow((void **)&sb->named, &sb->named_cap, (size_t)sb->nsteps + 1, sizeof(uint32_t))) {
+      !pccl_sched_grow((void **)&sb->steps, &sb->steps_cap, (size_t)sb->nsteps + 1, sizeof(pccl_step_t)) ||
+      !pccl_sched_grow((void **)&sb->named, &sb->named_cap, (size_t)sb->nsteps + 1, sizeof(uint32_t))) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
@@ -311,7 +311,7 @@ void pccl_sb_copy_blocks(pccl_sb_t *sb, pccl_region_t dst, size_t dst_stride, pc
     return;
   }
   if (sb->nstride / 2 > INT32_MAX ||
-      !grow((void **)&sb->stride, &sb->stride_cap, sb->nstride + 2, sizeof(size_t))) {
+      !pccl_sched_grow((void **)&sb->stride, &sb->stride_cap, sb->nstride + 2, sizeof(size_t))) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
@@ -349,7 +349,7 @@ void pccl_sb_permute(pccl_sb_t *sb, pccl_region_t dst, pccl_region_t scratch, ui
     return;
   }
   size_t need = sb->nperm + 1 + (size_t)nblocks + nblocks / 2;
-  if (sb->nperm > INT32_MAX || !grow((void **)&sb->perm, &sb->perm_cap, need, sizeof(uint32_t))) {
+  if (sb->nperm > INT32_MAX || !pccl_sched_grow((void **)&sb->perm, &sb->perm_cap, need, sizeof(uint32_t))) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }

@@ -62,17 +62,6 @@ struct pccl_hazards {
 
 #define S(i) (h->span[i])
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 1;
-  size_t ncap = *cap ? *cap * 2 : 64;
-  while (ncap < need) ncap *= 2;
-  void *nv = realloc(*v, ncap * elem);
-  if (!nv) return 0;
-  *v = nv;
-  *cap = ncap;
-  return 1;
-}
-
 pccl_hazards_t *pccl_hazards_create(void) {
   pccl_hazards_t *h = calloc(1, sizeof(*h));
   if (h) {
@@ -97,7 +86,7 @@ void pccl_hazards_destroy(pccl_hazards_t *h) {
 static int reserve(pccl_hazards_t *h, uint32_t k) {
   size_t cap = h->span_cap;
   if ((size_t)h->nspan + k >= NIL) return 0;
-  if (!grow((void **)&h->span, &cap, (size_t)h->nspan + k, sizeof(span_t))) return 0;
+  if (!pccl_sched_grow((void **)&h->span, &cap, (size_t)h->nspan + k, sizeof(span_t))) return 0;
   h->span_cap = (uint32_t)cap;
   return 1;
 }
@@ -155,13 +144,13 @@ static uint32_t merge(pccl_hazards_t *h, uint32_t a, uint32_t b) {
 static int collect(pccl_hazards_t *h, uint32_t t, size_t *n) {
   if (t == NIL) return 1;
   if (!collect(h, S(t).left, n)) return 0;
-  if (!grow((void **)&h->found, &h->found_cap, *n + 1, sizeof(uint32_t))) return 0;
+  if (!pccl_sched_grow((void **)&h->found, &h->found_cap, *n + 1, sizeof(uint32_t))) return 0;
   h->found[(*n)++] = t;
   return collect(h, S(t).right, n);
 }
 
 static int add_reader(pccl_hazards_t *h, uint32_t s, uint32_t step) {
-  if (!grow((void **)&h->reader, &h->reader_cap, h->nreader + 1, sizeof(reader_t))) return 0;
+  if (!pccl_sched_grow((void **)&h->reader, &h->reader_cap, h->nreader + 1, sizeof(reader_t))) return 0;
   h->reader[h->nreader] = (reader_t){step, S(s).readers};
   S(s).readers = h->nreader++;
   return 1;
@@ -261,7 +250,7 @@ int pccl_hazards_access_blocks(pccl_hazards_t *h, size_t off, size_t len, size_t
   blocks_t x = {off, off + (size_t)(nblocks - 1) * stride + len, len, stride, step, (uint32_t)write};
   name_blocks(h, 0, 0, &x, write, fn, ctx);
   name_spans(h, h->root, &x, write, fn, ctx);
-  if (!grow((void **)&h->blocks, &h->blocks_cap, h->nblocks + 1, sizeof(blocks_t))) return 0;
+  if (!pccl_sched_grow((void **)&h->blocks, &h->blocks_cap, h->nblocks + 1, sizeof(blocks_t))) return 0;
   h->blocks[h->nblocks++] = x;
   return 1;
 }

@@ -169,6 +169,10 @@ void *pccl_sb_scratch(pccl_sb_t *sb, size_t bytes);
 
 /* ---- hazards: the steps an access to a buffer waits for (hazard.c) ------- */
 
+/* Grows *v (of *cap elements of elem bytes) to hold need, doubling; 0 when
+ * out of memory (v unchanged). Shared by the builder and its hazard maps. */
+int pccl_sched_grow(void **v, size_t *cap, size_t need, size_t elem);
+
 typedef struct pccl_hazards pccl_hazards_t;
 typedef void (*pccl_hazard_fn)(void *ctx, uint32_t step);
 pccl_hazards_t *pccl_hazards_create(void); /* NULL when out of memory */
