@@ -152,6 +152,15 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
   X(ALLREDUCE_HIER_RECMUL, ALLREDUCE, "hier_recmul", 4, 1,                                        \
     "two-level reduce-scatter then all-gather, recursive multiplying (radix k) between nodes",   \
     pccl_gen_allreduce_hier_recmul)                                                               \
+  X(ALLREDUCE_HIER_RING_PIPE, ALLREDUCE, "hier_ring_pipe", 4, 1,                                \
+    "hier_ring cut into k chunks that run side by side, in-node and between-node steps "        \
+    "overlapping", pccl_gen_allreduce_hier_ring_pipe)                                             \
+  X(ALLREDUCE_HIER_REC_PIPE, ALLREDUCE, "hier_rec_pipe", 4, 1,                                  \
+    "hier_rec cut into k chunks that run side by side, in-node and between-node steps "         \
+    "overlapping", pccl_gen_allreduce_hier_rec_pipe)                                              \
+  X(ALLREDUCE_HIER_LEADER, ALLREDUCE, "hier_leader", 2, 1,                                      \
+    "two-level, one leader per node: reduce to it, recursive multiplying (radix k) all-reduce "  \
+    "between leaders, broadcast in the node", pccl_gen_allreduce_hier_leader)                     \
   X(ALLREDUCE_SEG, ALLREDUCE, "seg", 0, 0,                                                        \
     "node segment: flag and data in one cache line when small, else chunks every rank reduces "   \
     "from its peers' slots; one node", pccl_gen_seg)                                             \
@@ -367,7 +376,10 @@ static inline pccl_region_t pccl_block(pccl_place_t at, const size_t *boff, int 
 
 /* Block boundaries: block i spans [boff[i], boff[i+1]) elements. */
 const size_t *pccl_blocks_equal(pccl_sb_t *sb, int nblocks, size_t block);
-const size_t *pccl_blocks_split(pccl_sb_t *sb, int nblocks, size_t count);
+const size_t *pccl_blocks_split_at(pccl_sb_t *sb, int nblocks, size_t first, size_t count);
+static inline const size_t *pccl_blocks_split(pccl_sb_t *sb, int nblocks, size_t count) {
+  return pccl_blocks_split_at(sb, nblocks, 0, count);
+}
 /* The largest of nblocks blocks, in elements. */
 size_t pccl_blocks_largest(const size_t *boff, int nblocks);
 
@@ -465,7 +477,9 @@ void pccl_recmul_allgather_core(pccl_sb_t *sb, const pccl_group_t *g, const pccl
 size_t pccl_recmul_reduce_scatter_core(pccl_sb_t *sb, const pccl_group_t *g,
                                        const pccl_fold_t *f, const size_t *vb, pccl_place_t in);
 
-/* Whole-vector recursive multiplying all-reduce, radix k. */
-pccl_status_t pccl_recmul_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a, int k);
+/* Whole-vector recursive multiplying all-reduce, radix g->k, over a group:
+ * `in` of every member, reduced, lands in `acc` (in may be acc itself). */
+void pccl_recmul_allreduce(pccl_sb_t *sb, const pccl_group_t *g, pccl_region_t in,
+                           pccl_region_t acc);
 
 #endif /* PCCL_ALGO_H */

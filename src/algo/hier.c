@@ -285,6 +285,7 @@ typedef struct {
   const pccl_topo_t *t;
   pccl_group_ag_fn inter_ag, intra_ag;
   pccl_group_rs_fn inter_rs, intra_rs;
+  int k; /* the between-node algorithm's radix */
 } plan_t;
 
 /* Whether t's arrays outlive the builder: the call's own topology, or
@@ -297,7 +298,7 @@ static pccl_status_t gen_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, con
   const size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
   layout_t L;
   if (!P->t) return PCCL_ERR_INTERNAL;
-  if (!boff || !make_layout(sb, P->t, topo_lives(sb, a, P->t), a->rank, a->k, boff, &L))
+  if (!boff || !make_layout(sb, P->t, topo_lives(sb, a, P->t), a->rank, P->k, boff, &L))
     return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   hier_allgather(sb, &L, &in, out, P->inter_ag, P->intra_ag, 0);
@@ -308,18 +309,20 @@ static pccl_status_t gen_reduce_scatter(pccl_sb_t *sb, const pccl_coll_args_t *a
   const size_t *boff = pccl_blocks_equal(sb, a->nranks, a->count);
   layout_t L;
   if (!P->t) return PCCL_ERR_INTERNAL;
-  if (!boff || !make_layout(sb, P->t, topo_lives(sb, a, P->t), a->rank, a->k, boff, &L))
+  if (!boff || !make_layout(sb, P->t, topo_lives(sb, a, P->t), a->rank, P->k, boff, &L))
     return PCCL_ERR_NO_MEMORY;
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
   hier_reduce_scatter(sb, &L, in, out, P->inter_rs, P->intra_rs, 0);
   return PCCL_OK;
 }
 
-static pccl_status_t gen_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a, const plan_t *P) {
-  const size_t *boff = pccl_blocks_split(sb, a->nranks, a->count);
+/* The all-reduce of elements [first, first + count) of the vector. */
+static pccl_status_t allreduce_range(pccl_sb_t *sb, const pccl_coll_args_t *a, const plan_t *P,
+                                     size_t first, size_t count) {
+  const size_t *boff = pccl_blocks_split_at(sb, a->nranks, first, count);
   layout_t L;
   if (!P->t) return PCCL_ERR_INTERNAL;
-  if (!boff || !make_layout(sb, P->t, topo_lives(sb, a, P->t), a->rank, a->k, boff, &L))
+  if (!boff || !make_layout(sb, P->t, topo_lives(sb, a, P->t), a->rank, P->k, boff, &L))
     return PCCL_ERR_NO_MEMORY;
   int staged = L.uniform; /* every node's staging order is the same */
   pccl_place_t in = {PCCL_BUF_SEND, 0}, out = {PCCL_BUF_RECV, 0};
@@ -329,9 +332,34 @@ static pccl_status_t gen_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a, con
   return PCCL_OK;
 }
 
+static pccl_status_t gen_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a, const plan_t *P) {
+  return allreduce_range(sb, a, P, 0, a->count);
+}
+
+/* The pipelined two-level all-reduce: the vector cut into a->k chunks (at
+ * least one element a rank each), each through the all-reduce above on its
+ * own. The chunks share no memory, so the schedule has no edge between
+ * them and the executor runs them side by side: one chunk's in-node steps
+ * overlap another's exchange between nodes, and every rank has a message
+ * of each chunk in flight where one whole-vector step would leave the link
+ * idle between rounds. */
+static pccl_status_t gen_allreduce_pipe(pccl_sb_t *sb, const pccl_coll_args_t *a,
+                                        const plan_t *P) {
+  size_t per_rank = a->count / (size_t)a->nranks;
+  int chunks = a->k < 1 ? 1 : a->k;
+  if ((size_t)chunks > per_rank) chunks = per_rank > 0 ? (int)per_rank : 1;
+  const size_t *cut = pccl_blocks_split(sb, chunks, a->count);
+  if (!cut) return PCCL_ERR_NO_MEMORY;
+  for (int c = 0; c < chunks; c++) {
+    pccl_status_t st = allreduce_range(sb, a, P, cut[c], cut[c + 1] - cut[c]);
+    if (st != PCCL_OK) return st;
+  }
+  return PCCL_OK;
+}
+
 /* The nodes as they are, the given between-node algorithms, PCCL_HIER_INTRA inside. */
 static plan_t nodes(const pccl_coll_args_t *a, pccl_group_ag_fn inter_ag, pccl_group_rs_fn inter_rs) {
-  plan_t P = {a->topo, inter_ag, intra_ag(a), inter_rs, intra_rs(a)};
+  plan_t P = {a->topo, inter_ag, intra_ag(a), inter_rs, intra_rs(a), a->k};
   return P;
 }
 
@@ -368,6 +396,17 @@ pccl_status_t pccl_gen_allreduce_hier_ring(pccl_sb_t *sb, const pccl_coll_args_t
 pccl_status_t pccl_gen_allreduce_hier_recmul(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   plan_t P = nodes(a, pccl_recmul_allgather, pccl_recmul_reduce_scatter);
   return gen_allreduce(sb, a, &P);
+}
+
+pccl_status_t pccl_gen_allreduce_hier_ring_pipe(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  plan_t P = nodes(a, pccl_ring_allgather, pccl_ring_reduce_scatter);
+  return gen_allreduce_pipe(sb, a, &P);
+}
+
+pccl_status_t pccl_gen_allreduce_hier_rec_pipe(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  plan_t P = nodes(a, pccl_recmul_allgather, pccl_recmul_reduce_scatter);
+  P.k = 2;
+  return gen_allreduce_pipe(sb, a, &P);
 }
 
 /* One leader per node. Below a few KiB per rank the cost of a message, not
@@ -484,6 +523,41 @@ static pccl_status_t gen_leader(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   return PCCL_OK;
 }
 
+/* All-reduce, one leader per node: binomial reduce of the whole vector to
+ * the leader, recursive multiplying (radix k) all-reduce between leaders,
+ * binomial broadcast in the node. Between nodes only log_k N rounds of
+ * N ranks, where the two-level all-reduce makes 2 log2 N rounds of every
+ * rank: the form for vectors small enough that messages, not bytes, cost.
+ * Cost: 2 ceil(log2 M) (alpha + n beta) + n gamma log2 M in the node, plus
+ * log_k N (alpha + (k-1) n beta + (k-1) n gamma) between nodes. */
+static pccl_status_t gen_leader_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  static const char tag;
+  const pccl_topo_t *t = a->topo;
+  if (!t) return PCCL_ERR_INTERNAL;
+  int N = t->nnodes, fresh;
+  uint64_t key[2] = {(uintptr_t)&tag, (uintptr_t)t->node_off};
+  int *lead = table(sb, 1, key, sizeof key, (size_t)N * sizeof(int), &fresh);
+  if (!lead) return PCCL_ERR_NO_MEMORY;
+  if (fresh)
+    for (int n = 0; n < N; n++) lead[n] = rank_at(t, n, 0);
+  int node = t->node_of[a->rank], local = local_index(t, node, a->rank);
+  pccl_group_t in_node = {node_size(t, node), local, t->members + t->node_off[node], 2};
+  pccl_group_t leaders = {N, node, lead, a->k};
+  pccl_region_t out = pccl_rg(PCCL_BUF_RECV, 0, a->count);
+  pccl_region_t in = a->inplace ? out : pccl_rg(PCCL_BUF_SEND, 0, a->count);
+  if (in_node.size > 1) {
+    pccl_binomial_reduce(sb, &in_node, in, out);
+    in = out;
+  }
+  if (local == 0) pccl_recmul_allreduce(sb, &leaders, in, out);
+  if (in_node.size > 1) pccl_binomial_bcast(sb, &in_node, NULL, out);
+  return PCCL_OK;
+}
+
+pccl_status_t pccl_gen_allreduce_hier_leader(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  return gen_leader_allreduce(sb, a);
+}
+
 pccl_status_t pccl_gen_allgather_hier_leader(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   return gen_leader(sb, a);
 }
@@ -502,7 +576,7 @@ static pccl_status_t kring(pccl_sb_t *sb, const pccl_coll_args_t *a, plan_gen_fn
   pccl_topo_t t;
   pccl_status_t st = pccl_topo_groups(sb, a->nranks, a->k < 1 ? 1 : a->k, &t);
   plan_t P = {&t, pccl_ring_allgather, pccl_ring_allgather, pccl_ring_reduce_scatter,
-              pccl_ring_reduce_scatter};
+              pccl_ring_reduce_scatter, 2};
   return st == PCCL_OK ? gen(sb, a, &P) : st;
 }
 

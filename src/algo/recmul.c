@@ -235,32 +235,32 @@ static void allreduce_round(pccl_sb_t *sb, const int *peer, int k, int digit, pc
   }
 }
 
-pccl_status_t pccl_recmul_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a, int k) {
-  pccl_group_t g = pccl_group_all(a);
-  pccl_fold_t f = pccl_fold(a->nranks, k, a->rank);
-  pccl_region_t in = pccl_rg(PCCL_BUF_SEND, 0, a->count);
-  pccl_region_t acc = pccl_rg(PCCL_BUF_RECV, 0, a->count);
-  int leader = pccl_fold_real(&f, f.group);
+void pccl_recmul_allreduce(pccl_sb_t *sb, const pccl_group_t *g, pccl_region_t in,
+                           pccl_region_t acc) {
+  pccl_fold_t f = pccl_fold(g->size, g->k, g->me);
+  int leader = pccl_group_rank(g, pccl_fold_real(&f, f.group));
   if (f.v < 0) {
     pccl_sb_send(sb, leader, in);
     pccl_sb_recv(sb, leader, acc);
-    return PCCL_OK;
+    return;
   }
-  pccl_region_t mine = a->inplace ? acc : in;
-  if (pccl_fold_in(sb, &g, &f, acc, in) > 0)
+  int same = in.buf == acc.buf && in.off == acc.off;
+  pccl_region_t mine = in;
+  if (pccl_fold_in(sb, g, &f, acc, in) > 0)
     mine = acc;
-  else if (f.P == 1)
+  else if (f.P == 1 && !same)
     pccl_sb_copy(sb, acc, in);
-  size_t staging = pccl_sb_tmp(sb, a->count * (size_t)f.k);
+  size_t staging = pccl_sb_tmp(sb, acc.len * (size_t)f.k);
   int peer[f.k];
   for (int d = 1; d < f.P; d *= f.k) {
     int digit = (f.v / d) % f.k;
-    for (int i = 0; i < f.k; i++) peer[i] = vpeer_rank(&g, &f, f.v + (i - digit) * d);
-    allreduce_round(sb, peer, f.k, digit, mine, acc, mine.buf == acc.buf, staging);
+    for (int i = 0; i < f.k; i++) peer[i] = vpeer_rank(g, &f, f.v + (i - digit) * d);
+    allreduce_round(sb, peer, f.k, digit, mine, acc, mine.buf == acc.buf && mine.off == acc.off,
+                    staging);
     mine = acc;
   }
-  for (int m = pccl_fold_first(&f, f.group); m < a->rank; m++) pccl_sb_send(sb, m, acc);
-  return PCCL_OK;
+  for (int m = pccl_fold_first(&f, f.group); m < g->me; m++)
+    pccl_sb_send(sb, pccl_group_rank(g, m), acc);
 }
 
 pccl_status_t pccl_gen_allgather_recmul(pccl_sb_t *sb, const pccl_coll_args_t *a) {
@@ -272,7 +272,10 @@ pccl_status_t pccl_gen_rs_recmul(pccl_sb_t *sb, const pccl_coll_args_t *a) {
 }
 
 pccl_status_t pccl_gen_allreduce_recmul(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  return pccl_recmul_allreduce(sb, a, a->k);
+  pccl_group_t g = pccl_group_all(a);
+  pccl_region_t acc = pccl_rg(PCCL_BUF_RECV, 0, a->count);
+  pccl_recmul_allreduce(sb, &g, a->inplace ? acc : pccl_rg(PCCL_BUF_SEND, 0, a->count), acc);
+  return PCCL_OK;
 }
 
 /* ---- permuted recursive multiplying all-gather ----------------------------

@@ -70,15 +70,17 @@ const size_t *pccl_blocks_equal(pccl_sb_t *sb, int nblocks, size_t block) {
   return b;
 }
 
-/* Splits count into nblocks blocks whose sizes differ by at most one. */
-const size_t *pccl_blocks_split(pccl_sb_t *sb, int nblocks, size_t count) {
+/* Splits count elements from `first` on into nblocks blocks whose sizes
+ * differ by at most one. */
+const size_t *pccl_blocks_split_at(pccl_sb_t *sb, int nblocks, size_t first, size_t count) {
   static const char tag;
-  uint64_t key[3] = {(uintptr_t)&tag, (uint64_t)nblocks, count};
+  uint64_t key[4] = {(uintptr_t)&tag, (uint64_t)nblocks, first, count};
   int fresh;
   size_t *b = pccl_sb_shared(sb, key, sizeof key, ((size_t)nblocks + 1) * sizeof(size_t), &fresh);
   size_t q = count / (size_t)nblocks, rem = count % (size_t)nblocks;
   if (b && fresh)
-    for (int i = 0; i <= nblocks; i++) b[i] = (size_t)i * q + ((size_t)i < rem ? (size_t)i : rem);
+    for (int i = 0; i <= nblocks; i++)
+      b[i] = first + (size_t)i * q + ((size_t)i < rem ? (size_t)i : rem);
   return b;
 }
 
