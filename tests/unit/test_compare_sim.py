@@ -2,7 +2,8 @@
 """test_compare_sim.py - tools/plot/compare_sim.py on a measured and a
 simulated CSV written here, whose rankings are known by construction: the
 best choices, the ratio, Kendall's tau and the separated pairs it prints
-are checked against values worked out by hand below."""
+are checked against values worked out by hand below, and --times on a
+fixed-k algorithm named differently by the two tools."""
 import os
 import subprocess
 import sys
@@ -33,6 +34,12 @@ def main():
                     ("recmul", 2, 30, ""), ("recmul", 4, 11, "")])
         out = subprocess.run(["/usr/bin/python3", SCRIPT, meas, sim], capture_output=True,
                              text=True, check=True).stdout
+        # A fixed-k algorithm: pccl-bench writes k 0, pccl-sim its k (2);
+        # --times pairs them up: measured 300 us raw, predicted 150.
+        write(meas, [("recdbl", 0, 300, 100), ("ring", 0, 100, 100)])
+        write(sim, [("recdbl", 2, 150, ""), ("ring", 0, 10, "")])
+        times = subprocess.run(["/usr/bin/python3", SCRIPT, meas, sim, "--raw", "--times",
+                                "recdbl"], capture_output=True, text=True, check=True).stdout
     row = next(line.split() for line in out.splitlines() if line.strip().startswith("1024"))
     # Of the six pairs only (ring, recmul:4) is ordered against the
     # measurement: tau (5 - 1) / 6. Measured more than 10% apart: all but
@@ -41,9 +48,12 @@ def main():
     failures = [] if row == want else [f"row {row}, want {want}"]
     if "orders 4 of 5 as measured (80%); at least 80% of them at 1 of 1 sizes" not in out:
         failures.append("summary of the separated pairs missing or wrong:\n" + out)
+    trow = next((line.split() for line in times.splitlines() if line.strip().startswith("1024")), None)
+    if trow != ["1024", "recdbl", "300.0", "150.0", "2.00"]:
+        failures.append(f"--times row {trow}, want 1024 recdbl 300.0 150.0 2.00:\n{times}")
     for f in failures:
         print("FAIL", f)
-    print(f"test_compare_sim: {2 - len(failures)} passed, {len(failures)} failed")
+    print(f"test_compare_sim: {3 - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 

@@ -12,7 +12,7 @@ load). With -o it also draws measured and predicted times side by side.
 Needs Debian's python3 (with python3-matplotlib for -o).
 
 usage: compare_sim.py MEASURED.csv SIMULATED.csv [-o OUT.png] [--csv OUT.csv] [--raw]
-                      [--margin FRACTION]
+                      [--margin FRACTION] [--times CANDIDATE]
 """
 import argparse
 import csv
@@ -39,6 +39,19 @@ def load(path, raw=False):
         med = ms[len(ms) // 2] if ms else None
         out[s] = {k: (t / m * med if m and med and not raw else t) for k, (t, m) in cands.items()}
     return out
+
+
+def unify(a, b):
+    """An algorithm whose k is fixed (recdbl, hier_rec) is NAME in
+    pccl-bench's CSV (k 0) and NAME:K in pccl-sim's (its k): where one file
+    has NAME and the other only NAME:K at a size, the latter is renamed."""
+    for x, y in ((a, b), (b, a)):
+        for s, cands in x.items():
+            names = y.get(s, {})
+            for key in [k for k in cands if ":" in k]:
+                name = key.split(":")[0]
+                if name in names and key not in names and name not in cands:
+                    cands[name] = cands.pop(key)
 
 
 def kendall(a, b):
@@ -84,6 +97,17 @@ def baseline(key):
     return None
 
 
+def print_times(meas, sim, sizes, cand):
+    rows = [(s, meas[s][cand], sim[s][cand]) for s in sizes if cand in meas[s] and cand in sim[s]]
+    if not rows:
+        print(f"no size has {cand} in both files", file=sys.stderr)
+        return 1
+    print(f"{'bytes':>10} {'candidate':>18} {'measured us':>12} {'predicted us':>13} {'ratio':>6}")
+    for s, m, p in rows:
+        print(f"{s:>10} {cand:>18} {m:>12.1f} {p:>13.1f} {m / p:>6.2f}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("measured")
@@ -92,6 +116,9 @@ def main():
     ap.add_argument("--csv")
     ap.add_argument("--raw", action="store_true",
                     help="compare measured times as they are, not relative to Open MPI's")
+    ap.add_argument("--times", metavar="CANDIDATE",
+                    help="instead: per size, CANDIDATE's measured time as it is (--raw), "
+                         "its predicted time and their ratio")
     ap.add_argument("--margin", type=float, default=0.10,
                     help="measured times closer than this fraction count as a tie (default 0.10)")
     args = ap.parse_args()
@@ -99,10 +126,13 @@ def main():
         print("--margin must be in [0, 10)", file=sys.stderr)
         return 2
     meas, sim = load(args.measured, args.raw), load(args.simulated)
+    unify(meas, sim)
     sizes = sorted(set(meas) & set(sim))
     if not sizes:
         print("no size in common", file=sys.stderr)
         return 1
+    if args.times:
+        return print_times(meas, sim, sizes, args.times)
     rows, logs, hits, taus, seps = [], [], 0, [], []
     print(f"{'bytes':>10} {'measured best':>16} {'us':>10} {'predicted best':>16} "
           f"{'its measured us':>15} {'ratio':>6} {'tau':>6} {'separated':>10}")
