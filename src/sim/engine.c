@@ -220,13 +220,17 @@ static void inject(engine_t *e, uint32_t i, double t) {
     enqueue(e, wait, i);
     return;
   }
+  const pccl_loggp_t *lv = &e->p->level[lvl];
+  double G = lv->G;
   if (out) {
+    /* the link already busy the other way at either end: the profile's
+     * duplex factor (its rate holds for the whole transfer) */
+    if (e->p->duplex > 1 && (out->in > 0 || in->out > 0)) G *= e->p->duplex;
     out->out++;
     in->in++;
   }
   to->recvs++;
-  const pccl_loggp_t *lv = &e->p->level[lvl];
-  double wire = (double)s->bytes * lv->G;
+  double wire = (double)s->bytes * G;
   from->inject_free[lvl] = t + (lv->g > wire ? lv->g : wire);
   push(e, t + wire, i, EV_WIRE_DONE);
 }

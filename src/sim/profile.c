@@ -3,8 +3,9 @@
  * must respect.
  *
  * One `key value` per line; `#` starts a comment. Every key but `source`,
- * `compress` and `decompress` is required (the last two default to
- * PCCL_PROFILE_COMPRESS_DEFAULT / PCCL_PROFILE_DECOMPRESS_DEFAULT), and none
+ * `compress`, `decompress` and `duplex` is required (compress and
+ * decompress default to PCCL_PROFILE_COMPRESS_DEFAULT /
+ * PCCL_PROFILE_DECOMPRESS_DEFAULT, duplex to full duplex), and none
  * may appear twice. Times are in seconds, optionally with a unit (s, ms, us,
  * ns, ps); per-byte costs (G, gamma, copy, compress, decompress) also take a
  * bandwidth (B/s, kB/s, MB/s, GB/s, TB/s; decimal) whose inverse they store.
@@ -23,7 +24,11 @@
 #define PCCL_PROFILE_FILE (1024 * 1024) /* largest profile file */
 #define PCCL_PROFILE_MAX_SECONDS 1e6    /* bound on any time or per-byte cost */
 
-typedef enum { VAL_NAME, VAL_TEXT, VAL_INT, VAL_TIME, VAL_PER_BYTE } val_kind_t;
+typedef enum { VAL_NAME, VAL_TEXT, VAL_INT, VAL_TIME, VAL_PER_BYTE, VAL_FACTOR } val_kind_t;
+
+/* A VAL_FACTOR: a plain number in [1, 100] in a file; 0 in memory stands
+ * for 1 (a profile built field by field leaves it 0). */
+#define PCCL_PROFILE_MAX_FACTOR 100.0
 
 typedef struct {
   const char *key;
@@ -53,6 +58,7 @@ static const field_t fields[] = {
     {"copy", VAL_PER_BYTE, offsetof(pccl_profile_t, copy), 0, 0, 1},
     {"compress", VAL_PER_BYTE, offsetof(pccl_profile_t, compress), 0, 0, 0},
     {"decompress", VAL_PER_BYTE, offsetof(pccl_profile_t, decompress), 0, 0, 0},
+    {"duplex", VAL_FACTOR, offsetof(pccl_profile_t, duplex), 0, 0, 0},
     LEVEL_KEYS("intra", PCCL_LEVEL_INTRA),
     LEVEL_KEYS("inter", PCCL_LEVEL_INTER),
 };
@@ -128,6 +134,18 @@ static const char *parse_seconds(const char *tok, int per_byte, double *out) {
   return NULL;
 }
 
+/* A number without a unit in [1, PCCL_PROFILE_MAX_FACTOR]. */
+static const char *parse_factor(const char *tok, double *out) {
+  size_t n = strlen(tok);
+  if (n > 0 && !(tok[n - 1] >= '0' && tok[n - 1] <= '9')) return "a plain number expected (no unit)";
+  double v;
+  const char *why = parse_seconds(tok, 0, &v);
+  if (why) return why;
+  if (!(v >= 1 && v <= PCCL_PROFILE_MAX_FACTOR)) return "out of range (1 to 100)";
+  *out = v;
+  return NULL;
+}
+
 static const char *parse_int(const char *tok, const field_t *f, int *out) {
   if (tok[0] == '-') return "negative values are not allowed";
   size_t n = skip_digits(tok, 0);
@@ -169,6 +187,7 @@ static const char *set_value(pccl_profile_t *p, const field_t *f, const char *va
   tok[len] = '\0';
   if (strpbrk(tok, " \t\r\v\f")) return "one value expected";
   if (f->kind == VAL_INT) return parse_int(tok, f, (int *)(void *)dst);
+  if (f->kind == VAL_FACTOR) return parse_factor(tok, (double *)(void *)dst);
   return parse_seconds(tok, f->kind == VAL_PER_BYTE, (double *)(void *)dst);
 }
 
@@ -298,6 +317,9 @@ pccl_status_t pccl_profile_check(const pccl_profile_t *p, char *err, size_t errl
     } else if (f->kind == VAL_INT) {
       int v = *(const int *)(const void *)at;
       if (v < f->min || v > f->max) why = "out of range";
+    } else if (f->kind == VAL_FACTOR) {
+      double v = *(const double *)(const void *)at;
+      if (!(v == 0 || (v >= 1 && v <= PCCL_PROFILE_MAX_FACTOR))) why = "not 0 or in [1, 100]";
     } else {
       double v = *(const double *)(const void *)at;
       if (!(v >= 0 && v <= PCCL_PROFILE_MAX_SECONDS)) why = "not in [0, 1e6] seconds";
@@ -322,6 +344,8 @@ pccl_status_t pccl_profile_write(FILE *f, const pccl_profile_t *p) {
       fprintf(f, "%s %s\n", fl->key, at);
     else if (fl->kind == VAL_INT)
       fprintf(f, "%s %d\n", fl->key, *(const int *)(const void *)at);
+    else if (fl->kind == VAL_FACTOR && *(const double *)(const void *)at == 0)
+      continue; /* not set: full duplex, as when the key is absent */
     else if (fl->kind != VAL_TEXT)
       fprintf(f, "%s %.17g\n", fl->key, *(const double *)(const void *)at);
   }

@@ -49,11 +49,13 @@ static pccl_status_t check_case(const pccl_sim_case_t *c, pccl_sim_result_t *out
  * radix), the full simulation lets transfers that queue at the same moment
  * go in the order of their ranks' numbers, which is not the same on every
  * node, so the two may differ (docs/simulator.md gives measured cases);
- * there classes are taken only for jobs too large to simulate whole in
- * reasonable time and memory (2^24 steps; docs/simulator.md: 10.2 M steps
- * took 34 s and 486 MiB). */
+ * so may they with a duplex factor, which a class's one NIC cannot judge
+ * (it stands for the other nodes' NICs too). There classes are taken only
+ * for jobs too large to simulate whole in reasonable time and memory (2^24
+ * steps; docs/simulator.md: 10.2 M steps took 34 s and 486 MiB). */
 static size_t full_max_steps(const pccl_profile_t *p) {
-  return p->device_radix == 0 && p->node_radix == 0 ? 0 : (size_t)1 << 24;
+  int exact = p->device_radix == 0 && p->node_radix == 0 && !(p->duplex > 1);
+  return exact ? 0 : (size_t)1 << 24;
 }
 
 pccl_status_t pccl_sim_run(const pccl_profile_t *p, const pccl_sim_case_t *c,

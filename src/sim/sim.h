@@ -44,6 +44,10 @@ typedef struct {
   double copy;       /* seconds per byte copied inside a rank */
   double compress;   /* seconds per uncompressed byte compressed */
   double decompress; /* seconds per uncompressed byte decompressed */
+  /* G between nodes is multiplied by this while the link also carries data
+   * the other way (the sender's NIC receiving or the receiver's sending)
+   * when a transfer starts; 0 or 1: full duplex */
+  double duplex;
   pccl_loggp_t level[PCCL_LEVEL_COUNT];
 } pccl_profile_t;
 

@@ -347,6 +347,53 @@ static void test_node_radix(void) {
   expect_time(pairs_time(&p, 6, 3, count), shared, "node radix 2: the third transfer waits");
 }
 
+/* The duplex factor, one rank per node: a transfer that starts while its
+ * link carries data the other way (into its sender's node or out of its
+ * receiver's) takes G x duplex a byte; links used one way, and transfers
+ * inside a node, keep G. */
+static void test_duplex(void) {
+  pccl_profile_t p = base_profile();
+  const pccl_loggp_t *l = &p.level[PCCL_LEVEL_INTER], *in = &p.level[PCCL_LEVEL_INTRA];
+  size_t count = 50000;
+  double m = 4.0 * (double)count, F = 1.5;
+  double alone = l->o_s + m * l->G + l->L + l->o_r;
+  double both = l->o_s + m * (l->G * F) + l->L + l->o_r;
+  p.duplex = F;
+  const int one_way[][2] = {{0, 1}};
+  set_pairs(1, one_way);
+  expect_time(pairs_time(&p, 2, 1, count), alone, "duplex: one way, G");
+  /* an exchange: whichever starts second finds the link busy the other way */
+  const int exchange[][2] = {{0, 1}, {1, 0}};
+  set_pairs(2, exchange);
+  expect_time(pairs_time(&p, 2, 1, count), both, "duplex: an exchange, G x duplex");
+  /* a ring of three nodes: each link carries one transfer out, one in */
+  const int ring[][2] = {{0, 1}, {1, 2}, {2, 0}};
+  set_pairs(3, ring);
+  expect_time(pairs_time(&p, 3, 1, count), both, "duplex: a ring, G x duplex");
+  /* 2 -> 0 while 0 -> 1: node 0's link is busy outward when 2's transfer
+   * into it starts (the receiver's side of the rule) */
+  const int into_sender[][2] = {{0, 1}, {2, 0}};
+  set_pairs(2, into_sender);
+  expect_time(pairs_time(&p, 3, 1, count), both, "duplex: into a node that sends, G x duplex");
+  /* 0 -> 1 then 1 -> 2: node 1's link is busy inward when its own transfer
+   * out starts (the sender's side) */
+  const int chain[][2] = {{0, 1}, {1, 2}};
+  set_pairs(2, chain);
+  expect_time(pairs_time(&p, 3, 1, count), both, "duplex: out of a node that receives, G x duplex");
+  /* two one-way transfers on disjoint links */
+  const int apart[][2] = {{0, 1}, {2, 3}};
+  set_pairs(2, apart);
+  expect_time(pairs_time(&p, 4, 1, count), alone, "duplex: disjoint links, G");
+  /* an exchange inside one node: the factor is for links between nodes */
+  set_pairs(2, exchange);
+  expect_time(pairs_time(&p, 2, 2, count), in->o_s + m * in->G + in->L + in->o_r,
+              "duplex: an exchange inside a node, intra G");
+  p.duplex = 1;
+  expect_time(pairs_time(&p, 2, 1, count), alone, "duplex 1: an exchange at G");
+  p.duplex = 0;
+  expect_time(pairs_time(&p, 2, 1, count), alone, "duplex 0 (unset): an exchange at G");
+}
+
 /* Rank 0 sends to ranks 1 and 2 inside one node (sends), or receives from
  * them (receives). */
 static void test_device_radix(void) {
@@ -527,7 +574,7 @@ static int same_profile(const pccl_profile_t *a, const pccl_profile_t *b) {
              a->ranks_per_node == b->ranks_per_node && a->nics_per_node == b->nics_per_node &&
              a->device_radix == b->device_radix && a->node_radix == b->node_radix &&
              a->gamma == b->gamma && a->copy == b->copy && a->compress == b->compress &&
-             a->decompress == b->decompress;
+             a->decompress == b->decompress && a->duplex == b->duplex;
   for (int l = 0; l < PCCL_LEVEL_COUNT; l++)
     same = same && a->level[l].L == b->level[l].L && a->level[l].o_s == b->level[l].o_s &&
            a->level[l].o_r == b->level[l].o_r && a->level[l].g == b->level[l].g &&
@@ -736,6 +783,65 @@ static void test_profile_compress(void) {
     }
 }
 
+/* The optional duplex factor: absent 0 (full duplex), a plain number in
+ * [1, 100] on line 20 when present, written only when set, bounded in
+ * memory. */
+static void test_profile_duplex(void) {
+  pccl_profile_t p, q;
+  char text[8192], err[256] = "";
+  pccl_status_t st = pccl_profile_parse(good_text, &p, err, sizeof err);
+  expect(st == PCCL_OK && p.duplex == 0, "duplex absent: 0 (full duplex)");
+  FILE *f = tmpfile();
+  expect(f && pccl_profile_write(f, &p) == PCCL_OK, "write without duplex");
+  text[0] = '\0';
+  if (f) {
+    rewind(f);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+  }
+  expect(!strstr(text, "duplex"), "duplex not written when not set");
+  edited(text, sizeof text, NULL, "duplex 1.5\n");
+  st = pccl_profile_parse(text, &p, err, sizeof err);
+  if (st != PCCL_OK) printf("  %s\n", err);
+  expect(st == PCCL_OK && p.duplex == 1.5, "duplex 1.5 read");
+  const char *bad[] = {"0.5", "0", "101", "1.5s", "1.5us", "-1", "abc", "nan", "1 2", "1GB/s", ""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char line[64], what[64];
+    snprintf(line, sizeof line, "duplex %s\n", bad[i]);
+    edited(text, sizeof text, NULL, line);
+    err[0] = '\0';
+    st = pccl_profile_parse(text, &q, err, sizeof err);
+    int named = strncmp(err, "line 20: ", 9) == 0 && strstr(err, "duplex") != NULL;
+    snprintf(what, sizeof what, "duplex '%s' rejected on line 20", bad[i]);
+    if (st != PCCL_ERR_CONFIG || !named) printf("  %s: %s\n", what, err);
+    expect(st == PCCL_ERR_CONFIG && named, what);
+  }
+  edited(text, sizeof text, NULL, "duplex 2\nduplex 3\n");
+  st = pccl_profile_parse(text, &q, err, sizeof err);
+  expect(st == PCCL_ERR_CONFIG && strstr(err, "line 21: duplicate key 'duplex' (first on line 20)"),
+         "duplex twice rejected");
+  p.duplex = 1.0 + 1.0 / 3;
+  f = tmpfile();
+  expect(f && pccl_profile_write(f, &p) == PCCL_OK, "write with duplex");
+  text[0] = '\0';
+  if (f) {
+    rewind(f);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+  }
+  expect(pccl_profile_parse(text, &q, err, sizeof err) == PCCL_OK && same_profile(&p, &q),
+         "duplex round-trips");
+  const double out_of_bounds[] = {0.5, -1, NAN, INFINITY, 101};
+  for (size_t i = 0; i < sizeof out_of_bounds / sizeof out_of_bounds[0]; i++) {
+    q = p;
+    q.duplex = out_of_bounds[i];
+    char what[64];
+    snprintf(what, sizeof what, "check rejects duplex = %g", out_of_bounds[i]);
+    expect(pccl_profile_check(&q, err, sizeof err) == PCCL_ERR_CONFIG && strstr(err, "duplex"),
+           what);
+  }
+}
+
 /* Random byte edits of a good profile: OK or PCCL_ERR_CONFIG, never a crash. */
 static void test_profile_mutations(void) {
   unsigned state = 12345;
@@ -888,6 +994,7 @@ int main(void) {
   test_zrecdbl_allreduce();
   test_ratio();
   test_node_radix();
+  test_duplex();
   test_device_radix();
   test_run_errors();
   test_unpaired();
@@ -899,6 +1006,7 @@ int main(void) {
   test_profile_good();
   test_profile_bad();
   test_profile_compress();
+  test_profile_duplex();
   test_profile_mutations();
   printf("test_sim: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

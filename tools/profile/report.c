@@ -148,7 +148,7 @@ static int same_profile(const pccl_profile_t *a, const pccl_profile_t *b) {
       a->device_radix != b->device_radix || a->node_radix != b->node_radix)
     return 0;
   if (a->gamma != b->gamma || a->copy != b->copy || a->compress != b->compress ||
-      a->decompress != b->decompress)
+      a->decompress != b->decompress || a->duplex != b->duplex)
     return 0;
   for (int l = 0; l < PCCL_LEVEL_COUNT; l++) {
     const pccl_loggp_t *x = &a->level[l], *y = &b->level[l];
