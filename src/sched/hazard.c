@@ -121,7 +121,10 @@ static void split(pccl_hazards_t *h, uint32_t t, size_t key, uint32_t *l, uint32
     split(h, S(t).left, key, l, &S(t).left);
     *r = t;
   } else {
+    /* the new half takes t's priority: it becomes the root of *r, which
+     * takes t's place under t's ancestors, so the heap order holds */
     uint32_t n = new_span(h, key, S(t).end, S(t).write, S(t).readers);
+    S(n).prio = S(t).prio;
     S(t).end = key;
     *r = merge(h, n, S(t).right);
     S(t).right = NIL;
@@ -269,4 +272,20 @@ int pccl_hazards_access(pccl_hazards_t *h, size_t off, size_t end, uint32_t step
   if (!ok || m == NIL - 1) return 0; /* out of memory: the builder fails as a whole */
   h->root = merge(h, merge(h, l, m), r);
   return 1;
+}
+
+/* Walks t checking the treap: spans non-empty, in order and apart, each
+ * after `*at`, priorities not above the parent's; counts them into *n. */
+static int check_tree(const pccl_hazards_t *h, uint32_t t, uint32_t parent_prio, size_t *at, size_t *n) {
+  if (t == NIL) return 1;
+  if (S(t).prio > parent_prio || !check_tree(h, S(t).left, S(t).prio, at, n)) return 0;
+  if (S(t).off >= S(t).end || S(t).off < *at) return 0;
+  *at = S(t).end;
+  ++*n;
+  return check_tree(h, S(t).right, S(t).prio, at, n);
+}
+
+size_t pccl_hazards_check(const pccl_hazards_t *h) {
+  size_t at = 0, n = 0;
+  return check_tree(h, h->root, UINT32_MAX, &at, &n) ? n : SIZE_MAX;
 }

@@ -187,6 +187,10 @@ int pccl_hazards_access(pccl_hazards_t *h, size_t off, size_t end, uint32_t step
  * may also name steps that a later write hid (still earlier ones). */
 int pccl_hazards_access_blocks(pccl_hazards_t *h, size_t off, size_t len, size_t stride, uint32_t nblocks,
                                uint32_t step, int write, pccl_hazard_fn fn, void *ctx);
+/* The number of spans the map holds, or SIZE_MAX when its tree is broken
+ * (spans out of order, overlapping or empty; the heap order lost): for
+ * tests/unit/test_hazard.c. */
+size_t pccl_hazards_check(const pccl_hazards_t *h);
 
 /* ---- memo: tables shared by the ranks of one call (memo.c) --------------- */
 

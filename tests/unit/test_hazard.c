@@ -6,7 +6,11 @@
  * Ranges only: the map must name exactly the reference's steps. With strided
  * accesses it may also name older steps that a newer write hid, but never a
  * step that did not touch the access's elements (with a write on one side),
- * and never miss one of the reference's. */
+ * and never miss one of the reference's. With strided accesses of two
+ * strides on one buffer it may also name a step whose span (first to last
+ * element) meets the access's span. After every access the map's
+ * tree is checked (pccl_hazards_check): spans in order, apart, non-empty,
+ * in heap order, and no more of them than the buffer has elements. */
 #include "schedule.h"
 
 #include <stdio.h>
@@ -61,10 +65,13 @@ static void check(const char *what, int ok, uint32_t step) {
 
 /* One access by step: the map's steps against the reference's, then the
  * reference moves on. */
+typedef enum { EXACT, HIDDEN, SPANNED } slack_t; /* the extra steps a check allows */
+
 static int access(pccl_hazards_t *h, ref_t *ref, uint32_t step, size_t off, size_t len, size_t stride, uint32_t nb,
-                  int write, int exact) {
-  unsigned char in[N];
+                  int write, slack_t slack) {
+  unsigned char in[N], span[N];
   if (!elems(off, len, stride, nb, in)) return 1; /* off the buffer: not tried */
+  elems(off, (size_t)(nb - 1) * stride + len, 0, 1, span);
   got_t got;
   memset(&got, 0, sizeof(got));
   int ok = nb > 1 ? pccl_hazards_access_blocks(h, off, len, stride, nb, step, write, on_dep, &got)
@@ -81,11 +88,22 @@ static int access(pccl_hazards_t *h, ref_t *ref, uint32_t step, size_t off, size
     if (want[q]) check("a hazard not named", got.named[q], step);
     if (got.named[q] && !want[q]) {
       int real = 0; /* q touched one of these elements, one side writing */
-      for (int e = 0; e < N && !real; e++) real = in[e] && ref->touched[q][e] && (write || (ref->touched[q][e] & 2));
-      check(exact ? "a step named beyond the hazards" : "a step named that never met the access", !exact && real,
-            step);
+      int lo = N, hi = -1; /* the hull of what q touched so */
+      for (int e = 0; e < N; e++)
+        if (ref->touched[q][e] && (write || (ref->touched[q][e] & 2))) {
+          real |= in[e];
+          lo = e < lo ? e : lo;
+          hi = e;
+        }
+      /* two strides: any step whose hull meets the access's */
+      if (slack == SPANNED)
+        for (int e = lo; e <= hi && !real; e++) real = span[e];
+      check(slack == EXACT ? "a step named beyond the hazards" : "a step named that never met the access",
+            slack != EXACT && real, step);
     }
   }
+  size_t nspans = pccl_hazards_check(h);
+  check("the tree in order and heap order, at most one span an element", nspans <= N, step);
   for (int e = 0; e < N; e++) {
     if (!in[e]) continue;
     ref->touched[step][e] |= (unsigned char)(write ? 2 : 1);
@@ -101,9 +119,10 @@ static int access(pccl_hazards_t *h, ref_t *ref, uint32_t step, size_t off, size
 }
 
 /* A sequence of steps, each reading then writing a few random places.
- * stride: 0 for ranges only, else the one stride of the strided accesses
- * (one stride a buffer keeps the map's meets exact). */
-static int sequence(size_t stride, int seed) {
+ * stride: 0 for ranges only, else the stride of the strided accesses (one
+ * stride a buffer keeps the map's meets exact); stride2, when not 0, a
+ * second one that half of them take. */
+static int sequence(size_t stride, size_t stride2, int seed) {
   rng = 88172645463325252ull + (uint64_t)seed * 0x9E3779B97F4A7C15ull;
   ref_t *ref = calloc(1, sizeof(*ref));
   pccl_hazards_t *h = pccl_hazards_create();
@@ -119,11 +138,12 @@ static int sequence(size_t stride, int seed) {
         uint32_t nb = 1;
         size_t st = 0;
         if (stride && next() % 3 == 0) {
-          st = stride;
+          st = stride2 && next() % 2 ? stride2 : stride;
           nb = 2 + next() % 8;
           if (len >= st) len = st - 1;
         }
-        ok = access(h, ref, step, off, len, st, nb, phase, stride == 0);
+        slack_t slack = stride == 0 ? EXACT : stride2 ? SPANNED : HIDDEN;
+        ok = access(h, ref, step, off, len, st, nb, phase, slack);
       }
   }
   pccl_hazards_destroy(h);
@@ -133,7 +153,8 @@ static int sequence(size_t stride, int seed) {
 
 int main(void) {
   for (int seed = 0; seed < 40; seed++) {
-    if (!sequence(0, seed) || !sequence(12, seed) || !sequence(7, seed)) {
+    if (!sequence(0, 0, seed) || !sequence(12, 0, seed) || !sequence(7, 0, seed) ||
+        !sequence(7, 12, seed)) {
       fprintf(stderr, "out of memory\n");
       return 1;
     }
