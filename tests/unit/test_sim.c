@@ -582,6 +582,18 @@ static int same_profile(const pccl_profile_t *a, const pccl_profile_t *b) {
   return same;
 }
 
+/* p as pccl_profile_write writes it, in text (cap bytes); 0 when it fails. */
+static int written(const pccl_profile_t *p, char *text, size_t cap) {
+  text[0] = '\0';
+  FILE *f = tmpfile();
+  if (!f) return 0;
+  int ok = pccl_profile_write(f, p) == PCCL_OK;
+  rewind(f);
+  text[fread(text, 1, cap - 1, f)] = '\0';
+  fclose(f);
+  return ok;
+}
+
 static void test_profile_good(void) {
   pccl_profile_t p, q;
   char err[256];
@@ -598,15 +610,8 @@ static void test_profile_good(void) {
          "times with units read as the decimal number");
   expect(p.gamma == 1.0 / 20e9 && p.level[0].G == 1.0 / 50e9, "bandwidths inverted");
 
-  FILE *f = tmpfile();
-  expect(f && pccl_profile_write(f, &p) == PCCL_OK, "write");
-  char text[4096] = "";
-  if (f) {
-    rewind(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
-  }
+  char text[4096];
+  expect(written(&p, text, sizeof text), "write");
   st = pccl_profile_parse(text, &q, err, sizeof err);
   expect(st == PCCL_OK && same_profile(&p, &q), "write then parse gives the same values");
 
@@ -615,14 +620,7 @@ static void test_profile_good(void) {
   p.gamma = 0.1 + 0.2;
   p.level[0].L = 5e-324;
   p.source[0] = '\0';
-  f = tmpfile();
-  expect(f && pccl_profile_write(f, &p) == PCCL_OK, "write awkward values");
-  if (f) {
-    rewind(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
-  }
+  expect(written(&p, text, sizeof text), "write awkward values");
   expect(pccl_profile_parse(text, &q, err, sizeof err) == PCCL_OK && same_profile(&p, &q),
          "awkward values round-trip");
   p.level[1].o_r = -1;
@@ -666,6 +664,20 @@ static void edited(char *out, size_t cap, const char *key, const char *line) {
     s += len;
   }
   if (!key) strncat(out, line, cap - strlen(out) - 1);
+}
+
+/* Whether good_text with `key value` appended (line 20) is rejected with
+ * that line and key named. */
+static void expect_rejected_on_line_20(const char *key, const char *value) {
+  char text[8192], line[64], err[256] = "", what[96];
+  pccl_profile_t q;
+  snprintf(line, sizeof line, "%s %s\n", key, value);
+  edited(text, sizeof text, NULL, line);
+  pccl_status_t st = pccl_profile_parse(text, &q, err, sizeof err);
+  int named = strncmp(err, "line 20: ", 9) == 0 && strstr(err, key) != NULL;
+  snprintf(what, sizeof what, "%s '%s' rejected on line 20", key, value);
+  if (st != PCCL_ERR_CONFIG || !named) printf("  %s: %s\n", what, err);
+  expect(st == PCCL_ERR_CONFIG && named, what);
 }
 
 static void test_profile_bad(void) {
@@ -738,18 +750,7 @@ static void test_profile_compress(void) {
                        "2e6",  "+1",   "0x1",   "1e",  "1GiB/s",   "1.5 GB/s"};
   const char *keys[] = {"compress", "decompress"};
   for (int k = 0; k < 2; k++)
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-      char line[64];
-      snprintf(line, sizeof line, "%s %s\n", keys[k], bad[i]);
-      edited(text, sizeof text, NULL, line);
-      err[0] = '\0';
-      st = pccl_profile_parse(text, &q, err, sizeof err);
-      int named = strncmp(err, "line 20: ", 9) == 0 && strstr(err, keys[k]) != NULL;
-      char what[96];
-      snprintf(what, sizeof what, "%s '%s' rejected on line 20", keys[k], bad[i]);
-      if (st != PCCL_ERR_CONFIG || !named) printf("  %s: %s\n", what, err);
-      expect(st == PCCL_ERR_CONFIG && named, what);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_rejected_on_line_20(keys[k], bad[i]);
   edited(text, sizeof text, NULL, "compress 1ns\ncompress 2ns\n");
   st = pccl_profile_parse(text, &q, err, sizeof err);
   expect(st == PCCL_ERR_CONFIG && strstr(err, "line 21: duplicate key 'compress' (first on line 20)"),
@@ -757,15 +758,7 @@ static void test_profile_compress(void) {
 
   p.compress = 1.0 / 3e9;
   p.decompress = 0.1 + 0.2;
-  FILE *f = tmpfile();
-  expect(f && pccl_profile_write(f, &p) == PCCL_OK, "write with compress / decompress");
-  text[0] = '\0';
-  if (f) {
-    rewind(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
-  }
+  expect(written(&p, text, sizeof text), "write with compress / decompress");
   expect(strstr(text, "\ncompress ") && strstr(text, "\ndecompress "), "both keys written");
   expect(pccl_profile_parse(text, &q, err, sizeof err) == PCCL_OK && same_profile(&p, &q),
          "compress / decompress round-trip");
@@ -791,44 +784,20 @@ static void test_profile_duplex(void) {
   char text[8192], err[256] = "";
   pccl_status_t st = pccl_profile_parse(good_text, &p, err, sizeof err);
   expect(st == PCCL_OK && p.duplex == 0, "duplex absent: 0 (full duplex)");
-  FILE *f = tmpfile();
-  expect(f && pccl_profile_write(f, &p) == PCCL_OK, "write without duplex");
-  text[0] = '\0';
-  if (f) {
-    rewind(f);
-    text[fread(text, 1, sizeof text - 1, f)] = '\0';
-    fclose(f);
-  }
+  expect(written(&p, text, sizeof text), "write without duplex");
   expect(!strstr(text, "duplex"), "duplex not written when not set");
   edited(text, sizeof text, NULL, "duplex 1.5\n");
   st = pccl_profile_parse(text, &p, err, sizeof err);
   if (st != PCCL_OK) printf("  %s\n", err);
   expect(st == PCCL_OK && p.duplex == 1.5, "duplex 1.5 read");
   const char *bad[] = {"0.5", "0", "101", "1.5s", "1.5us", "-1", "abc", "nan", "1 2", "1GB/s", ""};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    char line[64], what[64];
-    snprintf(line, sizeof line, "duplex %s\n", bad[i]);
-    edited(text, sizeof text, NULL, line);
-    err[0] = '\0';
-    st = pccl_profile_parse(text, &q, err, sizeof err);
-    int named = strncmp(err, "line 20: ", 9) == 0 && strstr(err, "duplex") != NULL;
-    snprintf(what, sizeof what, "duplex '%s' rejected on line 20", bad[i]);
-    if (st != PCCL_ERR_CONFIG || !named) printf("  %s: %s\n", what, err);
-    expect(st == PCCL_ERR_CONFIG && named, what);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_rejected_on_line_20("duplex", bad[i]);
   edited(text, sizeof text, NULL, "duplex 2\nduplex 3\n");
   st = pccl_profile_parse(text, &q, err, sizeof err);
   expect(st == PCCL_ERR_CONFIG && strstr(err, "line 21: duplicate key 'duplex' (first on line 20)"),
          "duplex twice rejected");
   p.duplex = 1.0 + 1.0 / 3;
-  f = tmpfile();
-  expect(f && pccl_profile_write(f, &p) == PCCL_OK, "write with duplex");
-  text[0] = '\0';
-  if (f) {
-    rewind(f);
-    text[fread(text, 1, sizeof text - 1, f)] = '\0';
-    fclose(f);
-  }
+  expect(written(&p, text, sizeof text), "write with duplex");
   expect(pccl_profile_parse(text, &q, err, sizeof err) == PCCL_OK && same_profile(&p, &q),
          "duplex round-trips");
   const double out_of_bounds[] = {0.5, -1, NAN, INFINITY, 101};
