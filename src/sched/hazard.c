@@ -81,8 +81,7 @@ void pccl_hazards_destroy(pccl_hazards_t *h) {
   free(h);
 }
 
-/* Makes room for k more spans, so that making them moves no span (split
- * holds pointers into the array while it makes one). */
+/* Makes room for k more spans. */
 static int reserve(pccl_hazards_t *h, uint32_t k) {
   size_t cap = h->span_cap;
   if ((size_t)h->nspan + k >= NIL) return 0;
@@ -107,28 +106,17 @@ static uint32_t new_span(pccl_hazards_t *h, size_t off, size_t end, uint32_t wri
   return i;
 }
 
-static uint32_t merge(pccl_hazards_t *h, uint32_t a, uint32_t b);
-
-/* Splits t into the spans before key (*l) and those after it (*r); a span
- * across key becomes two with its state, the one new span reserved. */
+/* Splits t into the spans before key (*l) and those from it on (*r); no
+ * span may cross key (cut first). */
 static void split(pccl_hazards_t *h, uint32_t t, size_t key, uint32_t *l, uint32_t *r) {
   if (t == NIL) {
     *l = *r = NIL;
   } else if (S(t).end <= key) {
     split(h, S(t).right, key, &S(t).right, r);
     *l = t;
-  } else if (S(t).off >= key) {
+  } else {
     split(h, S(t).left, key, l, &S(t).left);
     *r = t;
-  } else {
-    /* the new half takes t's priority: it becomes the root of *r, which
-     * takes t's place under t's ancestors, so the heap order holds */
-    uint32_t n = new_span(h, key, S(t).end, S(t).write, S(t).readers);
-    S(n).prio = S(t).prio;
-    S(t).end = key;
-    *r = merge(h, n, S(t).right);
-    S(t).right = NIL;
-    *l = t;
   }
 }
 
@@ -142,6 +130,22 @@ static uint32_t merge(pccl_hazards_t *h, uint32_t a, uint32_t b) {
   }
   S(b).left = merge(h, a, S(b).left);
   return b;
+}
+
+/* Cuts the span across key, if any, in two with its state. The new half
+ * goes in as any new span, with a priority of its own: one shared with
+ * the old half (the heap order kept by placing it where the old one was)
+ * made chains of equal priorities that grew with every cut. */
+static int cut(pccl_hazards_t *h, size_t key) {
+  uint32_t t = h->root;
+  while (t != NIL && !(S(t).off < key && key < S(t).end)) t = key < S(t).off ? S(t).left : S(t).right;
+  if (t == NIL) return 1;
+  uint32_t n = new_span(h, key, S(t).end, S(t).write, S(t).readers), l, r;
+  if (n == NIL) return 0;
+  S(t).end = key;
+  split(h, h->root, key, &l, &r);
+  h->root = merge(h, merge(h, l, n), r);
+  return 1;
 }
 
 static int collect(pccl_hazards_t *h, uint32_t t, size_t *n) {
@@ -262,7 +266,7 @@ int pccl_hazards_access(pccl_hazards_t *h, size_t off, size_t end, uint32_t step
                         pccl_hazard_fn fn, void *ctx) {
   if (off >= end) return 1;
   name_blocks(h, off, end, NULL, write, fn, ctx);
-  if (!reserve(h, 2)) return 0;
+  if (!cut(h, off) || !cut(h, end)) return 0;
   uint32_t l, mr, m, r;
   split(h, h->root, off, &l, &mr);
   split(h, mr, end, &m, &r);
@@ -275,17 +279,21 @@ int pccl_hazards_access(pccl_hazards_t *h, size_t off, size_t end, uint32_t step
 }
 
 /* Walks t checking the treap: spans non-empty, in order and apart, each
- * after `*at`, priorities not above the parent's; counts them into *n. */
-static int check_tree(const pccl_hazards_t *h, uint32_t t, uint32_t parent_prio, size_t *at, size_t *n) {
+ * after `*at`, priorities not above the parent's; counts them into *n and
+ * keeps the deepest level reached in *depth. */
+static int check_tree(const pccl_hazards_t *h, uint32_t t, uint32_t parent_prio, size_t level, size_t *at,
+                      size_t *n, size_t *depth) {
   if (t == NIL) return 1;
-  if (S(t).prio > parent_prio || !check_tree(h, S(t).left, S(t).prio, at, n)) return 0;
+  *depth = level > *depth ? level : *depth;
+  if (S(t).prio > parent_prio || !check_tree(h, S(t).left, S(t).prio, level + 1, at, n, depth)) return 0;
   if (S(t).off >= S(t).end || S(t).off < *at) return 0;
   *at = S(t).end;
   ++*n;
-  return check_tree(h, S(t).right, S(t).prio, at, n);
+  return check_tree(h, S(t).right, S(t).prio, level + 1, at, n, depth);
 }
 
-size_t pccl_hazards_check(const pccl_hazards_t *h) {
+size_t pccl_hazards_check(const pccl_hazards_t *h, size_t *depth) {
   size_t at = 0, n = 0;
-  return check_tree(h, h->root, UINT32_MAX, &at, &n) ? n : SIZE_MAX;
+  *depth = 0;
+  return check_tree(h, h->root, UINT32_MAX, 1, &at, &n, depth) ? n : SIZE_MAX;
 }

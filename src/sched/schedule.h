@@ -188,9 +188,9 @@ int pccl_hazards_access(pccl_hazards_t *h, size_t off, size_t end, uint32_t step
 int pccl_hazards_access_blocks(pccl_hazards_t *h, size_t off, size_t len, size_t stride, uint32_t nblocks,
                                uint32_t step, int write, pccl_hazard_fn fn, void *ctx);
 /* The number of spans the map holds, or SIZE_MAX when its tree is broken
- * (spans out of order, overlapping or empty; the heap order lost): for
- * tests/unit/test_hazard.c. */
-size_t pccl_hazards_check(const pccl_hazards_t *h);
+ * (spans out of order, overlapping or empty; the heap order lost), and the
+ * tree's depth in *depth: for tests/unit/test_hazard.c. */
+size_t pccl_hazards_check(const pccl_hazards_t *h, size_t *depth);
 
 /* ---- memo: tables shared by the ranks of one call (memo.c) --------------- */
 

@@ -10,7 +10,8 @@
  * strides on one buffer it may also name a step whose span (first to last
  * element) meets the access's span. After every access the map's
  * tree is checked (pccl_hazards_check): spans in order, apart, non-empty,
- * in heap order, and no more of them than the buffer has elements. */
+ * in heap order, and no more of them than the buffer has elements. A
+ * buffer cut into many pieces keeps a tree of logarithmic depth. */
 #include "schedule.h"
 
 #include <stdio.h>
@@ -102,7 +103,7 @@ static int access(pccl_hazards_t *h, ref_t *ref, uint32_t step, size_t off, size
             slack != EXACT && real, step);
     }
   }
-  size_t nspans = pccl_hazards_check(h);
+  size_t depth, nspans = pccl_hazards_check(h, &depth);
   check("the tree in order and heap order, at most one span an element", nspans <= N, step);
   for (int e = 0; e < N; e++) {
     if (!in[e]) continue;
@@ -151,7 +152,40 @@ static int sequence(size_t stride, size_t stride2, int seed) {
   return ok;
 }
 
+static void count_dep(void *ctx, uint32_t step) {
+  size_t *c = ctx;
+  c[0]++;
+  c[1] = step;
+}
+
+/* A buffer written whole, then read an element at a time, in order and in
+ * a scattered order: each read names the one writer, and the tree of the
+ * pieces keeps a logarithmic depth (a random treap's is about 3 log2 n;
+ * cutting spans once made chains as long as the pieces). */
+static int pieces(size_t m, size_t step_of_walk) {
+  pccl_hazards_t *h = pccl_hazards_create();
+  size_t c[2] = {0, 0};
+  if (!h || !pccl_hazards_access(h, 0, m, 0, 1, count_dep, c)) return 0;
+  for (size_t i = 0; i < m; i++) {
+    size_t e = i * step_of_walk % m; /* step_of_walk odd, m a power of two: every element once */
+    c[0] = 0;
+    if (!pccl_hazards_access(h, e, e + 1, (uint32_t)(i + 1), 0, count_dep, c)) return 0;
+    check("a piece's read names its writer alone", c[0] == 1 && c[1] == 0, (uint32_t)i);
+  }
+  size_t depth, n = pccl_hazards_check(h, &depth), lg = 0;
+  while ((size_t)1 << lg < m) lg++;
+  check("one span an element after the pieces", n == m, 0);
+  check("the pieces' tree of logarithmic depth", depth <= 4 * lg + 8, 0);
+  printf("test_hazard: %zu pieces (walk %zu): tree depth %zu\n", m, step_of_walk, depth);
+  pccl_hazards_destroy(h);
+  return 1;
+}
+
 int main(void) {
+  if (!pieces(1 << 14, 1) || !pieces(1 << 14, 4099)) {
+    fprintf(stderr, "out of memory\n");
+    return 1;
+  }
   for (int seed = 0; seed < 40; seed++) {
     if (!sequence(0, 0, seed) || !sequence(12, 0, seed) || !sequence(7, 0, seed) ||
         !sequence(7, 12, seed)) {
