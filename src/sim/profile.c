@@ -97,15 +97,17 @@ static size_t skip_digits(const char *s, size_t i) {
   return i;
 }
 
-/* A non-negative decimal number with an optional unit; NULL or the reason it
- * is not one. Only digits, one '.', and an exponent: no sign, hex, inf, nan. */
-static const char *parse_seconds(const char *tok, int per_byte, double *out) {
+/* The number at the start of tok: only digits, one '.', and an exponent (no
+ * sign, hex, inf, nan). Its mantissa's length, its exponent and where what
+ * follows it begins go to the out-arguments; NULL or the reason it is not
+ * one. */
+static const char *scan_number(const char *tok, size_t *mant_len, long *exp10, size_t *rest) {
   if (tok[0] == '-') return "negative values are not allowed";
   size_t i = skip_digits(tok, 0), int_digits = i;
   if (tok[i] == '.') i = skip_digits(tok, i + 1);
-  size_t mant_len = i;
-  if (int_digits == 0 && mant_len <= 1) return "not a number";
-  long exp10 = 0;
+  *mant_len = i;
+  if (int_digits == 0 && i <= 1) return "not a number";
+  *exp10 = 0;
   if (tok[i] == 'e' || tok[i] == 'E') {
     size_t j = i + 1, first;
     int neg = tok[j] == '-';
@@ -113,18 +115,33 @@ static const char *parse_seconds(const char *tok, int per_byte, double *out) {
     first = j;
     j = skip_digits(tok, j);
     if (j == first || j - first > 4) return "malformed exponent";
-    exp10 = strtol(tok + first, NULL, 10) * (neg ? -1 : 1);
+    *exp10 = strtol(tok + first, NULL, 10) * (neg ? -1 : 1);
     i = j;
   }
+  *rest = i;
+  return NULL;
+}
+
+/* The value of a scanned mantissa times 10^exp10. */
+static double number_value(const char *tok, size_t mant_len, long exp10) {
+  char buf[PCCL_PROFILE_LINE + 32];
+  snprintf(buf, sizeof buf, "%.*se%ld", (int)mant_len, tok, exp10);
+  return strtod(buf, NULL);
+}
+
+/* A non-negative decimal number with an optional unit; NULL or the reason it
+ * is not one. */
+static const char *parse_seconds(const char *tok, int per_byte, double *out) {
+  size_t mant_len, rest;
+  long exp10;
+  const char *why = scan_number(tok, &mant_len, &exp10, &rest);
+  if (why) return why;
   const unit_t *u = NULL;
   for (size_t k = 0; k < sizeof(units) / sizeof(units[0]); k++)
-    if (strcmp(tok + i, units[k].suffix) == 0) u = &units[k];
+    if (strcmp(tok + rest, units[k].suffix) == 0) u = &units[k];
   if (!u) return "not a number with a known unit";
   if (u->rate && !per_byte) return "a bandwidth where a time is expected";
-  char buf[PCCL_PROFILE_LINE + 32];
-  snprintf(buf, sizeof buf, "%.*se%ld", (int)mant_len, tok, exp10 + u->exp10);
-  errno = 0;
-  double v = strtod(buf, NULL);
+  double v = number_value(tok, mant_len, exp10 + u->exp10);
   if (u->rate) {
     if (v == 0) return "a bandwidth of zero";
     v = 1.0 / v;
@@ -136,11 +153,12 @@ static const char *parse_seconds(const char *tok, int per_byte, double *out) {
 
 /* A number without a unit in [1, PCCL_PROFILE_MAX_FACTOR]. */
 static const char *parse_factor(const char *tok, double *out) {
-  size_t n = strlen(tok);
-  if (n > 0 && !(tok[n - 1] >= '0' && tok[n - 1] <= '9')) return "a plain number expected (no unit)";
-  double v;
-  const char *why = parse_seconds(tok, 0, &v);
+  size_t mant_len, rest;
+  long exp10;
+  const char *why = scan_number(tok, &mant_len, &exp10, &rest);
   if (why) return why;
+  if (tok[rest] != '\0') return "a plain number expected (no unit)";
+  double v = number_value(tok, mant_len, exp10);
   if (!(v >= 1 && v <= PCCL_PROFILE_MAX_FACTOR)) return "out of range (1 to 100)";
   *out = v;
   return NULL;

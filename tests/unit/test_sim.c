@@ -790,8 +790,26 @@ static void test_profile_duplex(void) {
   st = pccl_profile_parse(text, &p, err, sizeof err);
   if (st != PCCL_OK) printf("  %s\n", err);
   expect(st == PCCL_OK && p.duplex == 1.5, "duplex 1.5 read");
-  const char *bad[] = {"0.5", "0", "101", "1.5s", "1.5us", "-1", "abc", "nan", "1 2", "1GB/s", ""};
+  /* the number's forms, the bounds included */
+  const struct {
+    const char *text;
+    double value;
+  } good[] = {{"1.", 1}, {"1e0", 1}, {"2.5E1", 25}, {"1e2", 100}, {"100", 100}, {".5e1", 5}, {"1E+1", 10}};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    char line[64], what[64];
+    snprintf(line, sizeof line, "duplex %s\n", good[i].text);
+    edited(text, sizeof text, NULL, line);
+    snprintf(what, sizeof what, "duplex %s read as %g", good[i].text, good[i].value);
+    expect(pccl_profile_parse(text, &q, err, sizeof err) == PCCL_OK && q.duplex == good[i].value, what);
+  }
+  const char *bad[] = {"0.5", "0", "101", "1.5s", "1.5us", "-1", "abc", "nan", "1 2", "1GB/s", "",
+                       "1e7", "1e-1", "100.01", "1e", "1e+", "."};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_rejected_on_line_20("duplex", bad[i]);
+  /* a factor's range, not a time's, in the message */
+  edited(text, sizeof text, NULL, "duplex 1e7\n");
+  st = pccl_profile_parse(text, &q, err, sizeof err);
+  expect(st == PCCL_ERR_CONFIG && strstr(err, "1 to 100") && !strstr(err, "seconds"),
+         "duplex 1e7: out of range (1 to 100)");
   edited(text, sizeof text, NULL, "duplex 2\nduplex 3\n");
   st = pccl_profile_parse(text, &q, err, sizeof err);
   expect(st == PCCL_ERR_CONFIG && strstr(err, "line 21: duplicate key 'duplex' (first on line 20)"),
