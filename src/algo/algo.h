@@ -478,7 +478,9 @@ size_t pccl_recmul_reduce_scatter_core(pccl_sb_t *sb, const pccl_group_t *g,
                                        const pccl_fold_t *f, const size_t *vb, pccl_place_t in);
 
 /* Whole-vector recursive multiplying all-reduce, radix g->k, over a group:
- * `in` of every member, reduced, lands in `acc` (in may be acc itself). */
+ * `in` of every member, reduced, lands in `acc`. in may be acc itself, given
+ * as the same region: an in-place call passes acc, not its SEND alias, for
+ * aliasing is told by buffer and offset. */
 void pccl_recmul_allreduce(pccl_sb_t *sb, const pccl_group_t *g, pccl_region_t in,
                            pccl_region_t acc);
 

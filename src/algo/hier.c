@@ -400,12 +400,13 @@ pccl_status_t pccl_gen_allreduce_hier_recmul(pccl_sb_t *sb, const pccl_coll_args
 
 pccl_status_t pccl_gen_allreduce_hier_ring_pipe(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   plan_t P = nodes(a, pccl_ring_allgather, pccl_ring_reduce_scatter);
+  P.k = 2; /* a->k is the number of chunks, not a radix */
   return gen_allreduce_pipe(sb, a, &P);
 }
 
 pccl_status_t pccl_gen_allreduce_hier_rec_pipe(pccl_sb_t *sb, const pccl_coll_args_t *a) {
   plan_t P = nodes(a, pccl_recmul_allgather, pccl_recmul_reduce_scatter);
-  P.k = 2;
+  P.k = 2; /* a->k is the number of chunks: recursive doubling between nodes */
   return gen_allreduce_pipe(sb, a, &P);
 }
 

@@ -58,7 +58,8 @@ static const rule_t rules[] = {
     {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RING, 0, 0},
     /* All-reduce across nodes: up to 32 KiB one leader per node (reduce,
      * recursive doubling between leaders, broadcast), then the two-level
-     * all-reduce, from 2 MiB cut into 4 chunks that overlap. Emulated
+     * all-reduce, above 1 MiB cut into 4 chunks that overlap (measured at
+     * 512 KiB and 2 MiB: the bound lies between). Emulated
      * cluster, 8 nodes x 2 and 4 x 4 ranks, 1 and 10 Gbit/s, one run each
      * of pccl-bench -a hier_rec,hier_leader,hier_ring_pipe,hier_rec_pipe
      * beside Open MPI (docs/results/allreduce-nodes): 8 B-32 KiB

@@ -117,7 +117,7 @@ def main():
     ap.add_argument("--raw", action="store_true",
                     help="compare measured times as they are, not relative to Open MPI's")
     ap.add_argument("--times", metavar="CANDIDATE",
-                    help="instead: per size, CANDIDATE's measured time as it is (--raw), "
+                    help="instead: per size, CANDIDATE's measured time as it is (implies --raw), "
                          "its predicted time and their ratio")
     ap.add_argument("--margin", type=float, default=0.10,
                     help="measured times closer than this fraction count as a tie (default 0.10)")
@@ -125,7 +125,8 @@ def main():
     if not 0 <= args.margin < 10:
         print("--margin must be in [0, 10)", file=sys.stderr)
         return 2
-    meas, sim = load(args.measured, args.raw), load(args.simulated)
+    # a time set beside its prediction must be the one measured, so --times implies --raw
+    meas, sim = load(args.measured, args.raw or bool(args.times)), load(args.simulated)
     unify(meas, sim)
     sizes = sorted(set(meas) & set(sim))
     if not sizes:
