@@ -16,6 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct {
+  int32_t peer; /* -1: an empty entry */
+  int32_t sent, received;
+} peer_seq_t;
+
 struct pccl_sb {
   int nranks, rank;
   size_t elem_size;
@@ -33,7 +38,10 @@ struct pccl_sb {
   size_t named_cap;
   uint32_t adding; /* the step whose dependencies are being added */
   pccl_hazards_t *hazards[PCCL_BUF_COUNT]; /* made on first access */
-  int32_t *send_seq, *recv_seq; /* messages so far to / from each peer */
+  /* messages so far to and from each peer met: an open-addressing table,
+   * so that a rank's builder costs its own steps, not the job's ranks */
+  peer_seq_t *seq;
+  uint32_t nseq, seq_cap;
   size_t tmp_elems;
   uint32_t *perm;
   size_t nperm, perm_cap;
@@ -71,12 +79,6 @@ pccl_status_t pccl_sb_create(int nranks, int rank, size_t elem_size, int aliased
   sb->aliased = aliased;
   sb->send_in_recv = send_in_recv;
   sb->max_msg_elems = max_msg_bytes / elem_size ? max_msg_bytes / elem_size : 1;
-  sb->send_seq = calloc((size_t)nranks, sizeof(int32_t));
-  sb->recv_seq = calloc((size_t)nranks, sizeof(int32_t));
-  if (!sb->send_seq || !sb->recv_seq) {
-    pccl_sb_destroy(sb);
-    return PCCL_ERR_NO_MEMORY;
-  }
   *out = sb;
   return PCCL_OK;
 }
@@ -87,8 +89,7 @@ void pccl_sb_destroy(pccl_sb_t *sb) {
   free(sb->deps);
   free(sb->named);
   for (int b = 0; b < PCCL_BUF_COUNT; b++) pccl_hazards_destroy(sb->hazards[b]);
-  free(sb->send_seq);
-  free(sb->recv_seq);
+  free(sb->seq);
   free(sb->perm);
   free(sb->stride);
   for (size_t i = 0; i < sb->nscratch; i++) free(sb->scratch[i]);
@@ -218,6 +219,36 @@ static pccl_step_t step_of(pccl_step_kind_t kind) {
   return st;
 }
 
+/* The entry at which peer's message counts live in t (capacity cap, a
+ * power of two): its own, or the empty one where it goes. */
+static peer_seq_t *probe(peer_seq_t *t, uint32_t cap, int peer) {
+  uint32_t i = ((uint32_t)peer * 2654435761u) & (cap - 1);
+  while (t[i].peer != peer && t[i].peer != -1) i = (i + 1) & (cap - 1);
+  return &t[i];
+}
+
+/* peer's message counts, made (zero) on its first message; NULL when out
+ * of memory. The table is kept at most half full. */
+static peer_seq_t *peer_seq(pccl_sb_t *sb, int peer) {
+  if (2 * (sb->nseq + 1) > sb->seq_cap) {
+    uint32_t cap = sb->seq_cap ? 2 * sb->seq_cap : 16;
+    peer_seq_t *t = malloc((size_t)cap * sizeof(*t));
+    if (!t) return NULL;
+    for (uint32_t i = 0; i < cap; i++) t[i].peer = -1;
+    for (uint32_t i = 0; i < sb->seq_cap; i++)
+      if (sb->seq[i].peer != -1) *probe(t, cap, sb->seq[i].peer) = sb->seq[i];
+    free(sb->seq);
+    sb->seq = t;
+    sb->seq_cap = cap;
+  }
+  peer_seq_t *e = probe(sb->seq, sb->seq_cap, peer);
+  if (e->peer == -1) {
+    *e = (peer_seq_t){peer, 0, 0};
+    sb->nseq++;
+  }
+  return e;
+}
+
 /* Sends and receives longer than the largest message become several; a
  * fused receive-reduce is split alike in all its regions. */
 static void message(pccl_sb_t *sb, pccl_step_t proto, int peer) {
@@ -225,7 +256,12 @@ static void message(pccl_sb_t *sb, pccl_step_t proto, int peer) {
     sb->status = PCCL_ERR_INTERNAL;
     return;
   }
-  int32_t *seq = proto.kind == PCCL_STEP_SEND ? sb->send_seq : sb->recv_seq;
+  peer_seq_t *ps = peer_seq(sb, peer);
+  if (!ps) {
+    sb->status = PCCL_ERR_NO_MEMORY;
+    return;
+  }
+  int32_t *seq = proto.kind == PCCL_STEP_SEND ? &ps->sent : &ps->received;
   size_t len = proto.kind == PCCL_STEP_SEND ? proto.src.len : proto.dst.len;
   if ((proto.flags & PCCL_STEP_VARLEN) && len > sb->max_msg_elems) {
     sb->status = PCCL_ERR_UNSUPPORTED; /* a stream cannot be cut: the generator chunks */
@@ -238,7 +274,7 @@ static void message(pccl_sb_t *sb, pccl_step_t proto, int peer) {
     for (int i = 0; i < 3; i++)
       if (parts[i]->len) *parts[i] = pccl_rg((pccl_buf_t)parts[i]->buf, parts[i]->off + done, n);
     st.arg = peer;
-    st.tag = seq[peer]++ % PCCL_TAG_SPACE;
+    st.tag = (*seq)++ % PCCL_TAG_SPACE;
     add_step(sb, st);
   }
 }
