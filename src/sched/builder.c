@@ -18,7 +18,7 @@
 
 typedef struct {
   int32_t peer; /* -1: an empty entry */
-  int32_t sent, received;
+  uint32_t sent, received;
 } peer_seq_t;
 
 struct pccl_sb {
@@ -41,7 +41,7 @@ struct pccl_sb {
   /* messages so far to and from each peer met: an open-addressing table,
    * so that a rank's builder costs its own steps, not the job's ranks */
   peer_seq_t *seq;
-  uint32_t nseq, seq_cap;
+  uint32_t nseq, seq_cap, seq_bits; /* seq_cap = 2^seq_bits */
   size_t tmp_elems;
   uint32_t *perm;
   size_t nperm, perm_cap;
@@ -219,29 +219,34 @@ static pccl_step_t step_of(pccl_step_kind_t kind) {
   return st;
 }
 
-/* The entry at which peer's message counts live in t (capacity cap, a
- * power of two): its own, or the empty one where it goes. */
-static peer_seq_t *probe(peer_seq_t *t, uint32_t cap, int peer) {
-  uint32_t i = ((uint32_t)peer * 2654435761u) & (cap - 1);
-  while (t[i].peer != peer && t[i].peer != -1) i = (i + 1) & (cap - 1);
+/* The entry at which peer's message counts live in t (2^bits entries):
+ * its own, or the empty one where it goes. The slot is the product's top
+ * bits (Fibonacci hashing): its low bits depend on the peer's low bits
+ * alone, and peers a power of two apart (one rank a node) would collide. */
+static peer_seq_t *probe(peer_seq_t *t, uint32_t bits, int peer) {
+  uint32_t mask = (1u << bits) - 1, i = ((uint32_t)peer * 2654435761u) >> (32 - bits);
+  while (t[i].peer != peer && t[i].peer != -1) i = (i + 1) & mask;
   return &t[i];
 }
 
 /* peer's message counts, made (zero) on its first message; NULL when out
  * of memory. The table is kept at most half full. */
 static peer_seq_t *peer_seq(pccl_sb_t *sb, int peer) {
-  if (2 * (sb->nseq + 1) > sb->seq_cap) {
-    uint32_t cap = sb->seq_cap ? 2 * sb->seq_cap : 16;
+  if (2 * ((size_t)sb->nseq + 1) > sb->seq_cap) {
+    uint32_t bits = sb->seq_cap ? sb->seq_bits + 1 : 4;
+    if (bits > 30) return NULL; /* 2^29 peers met: beyond any job */
+    uint32_t cap = 1u << bits;
     peer_seq_t *t = malloc((size_t)cap * sizeof(*t));
     if (!t) return NULL;
     for (uint32_t i = 0; i < cap; i++) t[i].peer = -1;
     for (uint32_t i = 0; i < sb->seq_cap; i++)
-      if (sb->seq[i].peer != -1) *probe(t, cap, sb->seq[i].peer) = sb->seq[i];
+      if (sb->seq[i].peer != -1) *probe(t, bits, sb->seq[i].peer) = sb->seq[i];
     free(sb->seq);
     sb->seq = t;
     sb->seq_cap = cap;
+    sb->seq_bits = bits;
   }
-  peer_seq_t *e = probe(sb->seq, sb->seq_cap, peer);
+  peer_seq_t *e = probe(sb->seq, sb->seq_bits, peer);
   if (e->peer == -1) {
     *e = (peer_seq_t){peer, 0, 0};
     sb->nseq++;
@@ -252,6 +257,7 @@ static peer_seq_t *peer_seq(pccl_sb_t *sb, int peer) {
 /* Sends and receives longer than the largest message become several; a
  * fused receive-reduce is split alike in all its regions. */
 static void message(pccl_sb_t *sb, pccl_step_t proto, int peer) {
+  if (sb->status != PCCL_OK) return; /* the first error stands; tags no longer matter */
   if (peer < 0 || peer >= sb->nranks || peer == sb->rank) {
     sb->status = PCCL_ERR_INTERNAL;
     return;
@@ -261,7 +267,7 @@ static void message(pccl_sb_t *sb, pccl_step_t proto, int peer) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
-  int32_t *seq = proto.kind == PCCL_STEP_SEND ? &ps->sent : &ps->received;
+  uint32_t *seq = proto.kind == PCCL_STEP_SEND ? &ps->sent : &ps->received;
   size_t len = proto.kind == PCCL_STEP_SEND ? proto.src.len : proto.dst.len;
   if ((proto.flags & PCCL_STEP_VARLEN) && len > sb->max_msg_elems) {
     sb->status = PCCL_ERR_UNSUPPORTED; /* a stream cannot be cut: the generator chunks */
@@ -274,7 +280,7 @@ static void message(pccl_sb_t *sb, pccl_step_t proto, int peer) {
     for (int i = 0; i < 3; i++)
       if (parts[i]->len) *parts[i] = pccl_rg((pccl_buf_t)parts[i]->buf, parts[i]->off + done, n);
     st.arg = peer;
-    st.tag = (*seq)++ % PCCL_TAG_SPACE;
+    st.tag = (int32_t)((*seq)++ % PCCL_TAG_SPACE);
     add_step(sb, st);
   }
 }
