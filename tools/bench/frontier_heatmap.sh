@@ -9,25 +9,23 @@
 # A two-level call's messages are split at 1 GiB, so past a few thousand
 # ranks its steps grow as ranks^2 x size; cells past about 2^25 steps in all
 # (4 GB per rank at 2,048 ranks, scaled by (2048 / ranks)^2) are left out and
-# show blank: the largest kept take up to about 4 minutes each here. For
-# reduce-scatter the bound is a quarter of that (2^23 steps): building a
-# rank's schedule costs the square of its message pieces there (each
-# piece's reduce scans the accesses since that range was last written:
-# 40 s at 4,096 ranks and 256 MB per rank, 914 s at 1 GB).
+# show blank: the largest kept take up to about 4 minutes each here.
+# (Reduce-scatter's bound was a quarter of that while building its schedule
+# cost the square of its message pieces; the hazard map, src/sched/hazard.c,
+# made it linear.)
 #
-# usage: tools/bench/frontier_heatmap.sh OUTDIR [MAX_RANKS]
+# usage: [COLLS="allgather reducescatter"] tools/bench/frontier_heatmap.sh OUTDIR [MAX_RANKS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: frontier_heatmap.sh OUTDIR [MAX_RANKS]}
 max=${2:-32768}
 mkdir -p "$out"
 declare -A two_level=([allgather]=hier_recdbl [reducescatter]=hier_rechalv)
-for coll in allgather reducescatter; do
+for coll in ${COLLS:-allgather reducescatter}; do
     for ((ranks = 64; ranks <= max; ranks *= 2)); do
-        # the largest per-rank size kept, in MB: 4096 x (2048 / ranks)^2 (a
-        # quarter of it for reduce-scatter), at most 1 GB
+        # the largest per-rank size kept, in MB: 4096 x (2048 / ranks)^2, at
+        # most 1 GB
         top=$((4096 * 2048 / ranks * 2048 / ranks))
-        [ "$coll" = allgather ] || top=$((top / 4))
         [ "$top" -le 1024 ] || top=1024
         # pccl-bench's size convention: the whole vector (ranks x per-rank size)
         lo=$((ranks * 1))M hi=$((ranks * top))M
