@@ -1,6 +1,7 @@
 /* test_tune.c - tuning tables: a good table parses and answers lookups as
  * written; every malformed table is refused with PCCL_ERR_CONFIG and a
- * message naming its line, never a crash; the built-in table parses. */
+ * message naming its line, never a crash; the built-in table parses and
+ * matches the table file it was written with. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,19 +143,35 @@ static void test_lossy(void) {
   pccl_tune_free(&u);
 }
 
-static void test_builtin(void) {
-  pccl_tune_table_t t;
+/* The built-in table parses and holds the rows of the file it was written
+ * beside (profiles/frontier.tuning, path given as argv[1]): the same
+ * sections in the same order, each with the same rows (their hash). */
+static void test_builtin(const char *file) {
+  pccl_tune_table_t t, f;
   char err[256] = "";
   expect(pccl_tune_parse(pccl_tune_builtin, &t, err, sizeof err) == PCCL_OK, "built-in table parses");
   if (err[0]) printf("  %s\n", err);
+  if (!file) {
+    pccl_tune_free(&t);
+    return;
+  }
+  err[0] = '\0';
+  expect(pccl_tune_load(file, &f, err, sizeof err) == PCCL_OK, "the table file parses");
+  if (err[0]) printf("  %s\n", err);
+  int same = t.nsecs == f.nsecs && t.nrows == f.nrows;
+  for (int i = 0; same && i < t.nsecs; i++)
+    same = t.secs[i].nranks == f.secs[i].nranks && t.secs[i].ranks_per_node == f.secs[i].ranks_per_node &&
+           pccl_tune_hash(&t, &t.secs[i]) == pccl_tune_hash(&f, &f.secs[i]);
+  expect(same, "built-in table = the table file, section by section");
   pccl_tune_free(&t);
+  pccl_tune_free(&f);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   test_good();
   test_bad();
   test_lossy();
-  test_builtin();
+  test_builtin(argc > 1 ? argv[1] : NULL);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
