@@ -81,22 +81,17 @@ void pccl_hazards_destroy(pccl_hazards_t *h) {
   free(h);
 }
 
-/* Makes room for k more spans. */
-static int reserve(pccl_hazards_t *h, uint32_t k) {
-  size_t cap = h->span_cap;
-  if ((size_t)h->nspan + k >= NIL) return 0;
-  if (!pccl_sched_grow((void **)&h->span, &cap, (size_t)h->nspan + k, sizeof(span_t))) return 0;
-  h->span_cap = (uint32_t)cap;
-  return 1;
-}
-
 /* A new span, not yet in the tree; NIL when out of memory. */
 static uint32_t new_span(pccl_hazards_t *h, size_t off, size_t end, uint32_t write, size_t readers) {
   uint32_t i = h->free_span;
   if (i != NIL) {
     h->free_span = S(i).left;
   } else {
-    if (!reserve(h, 1)) return NIL;
+    size_t cap = h->span_cap;
+    if ((size_t)h->nspan + 1 >= NIL ||
+        !pccl_sched_grow((void **)&h->span, &cap, (size_t)h->nspan + 1, sizeof(span_t)))
+      return NIL;
+    h->span_cap = (uint32_t)cap;
     i = h->nspan++;
   }
   h->seed ^= h->seed << 13; /* xorshift32: the same tree on every run */
