@@ -5,7 +5,8 @@
 # 64 x 127 = 8128 steps, but one node's 8 x 127 = 1016 as classes) and are
 # left out where they cannot (k-ring with k = 3 does not divide the node),
 # with a comment, and no row names them; recursive doubling (64 x 13 = 832
-# steps) is never left out. Bad values exit 2.
+# steps) is never left out. -j gives the same output with any number of
+# threads. Bad values exit 2.
 #
 # usage: run_tune.sh PCCL_TUNE PROFILE
 set -u
@@ -42,9 +43,24 @@ long=$(printf './%.0s' $(seq 120))$(basename "$profile")
 awk 'length($0) > 255 { exit 1 }' "$tmp/wide" || bad "a line of the table is over 255 characters"
 [ "$(grep -c '^layout ' "$tmp/wide")" -eq 8 ] || bad "many layouts: not 8 sections"
 
+# -j: the same table and CSV from one thread and from three (three layouts,
+# two collectives, the lossy rows too: pairs that take different times).
+for j in 1 3; do
+    "$tune" --profile "$profile" --layout 64:8 --layout 16:8 --layout 128:8 -c allgather,allreduce \
+        -b 8 -e 1M --ratio 4 -q -j $j -o "$tmp/j$j" --csv "$tmp/j$j.csv" || bad "-j $j: exit $?"
+done
+cmp -s <(grep -v '^#' "$tmp/j1") <(grep -v '^#' "$tmp/j3") || bad "-j 3 writes another table than -j 1"
+cmp -s "$tmp/j1.csv" "$tmp/j3.csv" || bad "-j 3 writes another CSV than -j 1"
+[ "$(grep -c '^layout ' "$tmp/j3")" -eq 3 ] || bad "-j 3: not 3 sections"
+grep -q '^lossy allreduce ' "$tmp/j3" || bad "-j 3: no lossy rows"
+
 for v in -1 1.5 00 ""; do
     "$tune" --profile "$profile" --layout 16:8 -b 1K -e 1K -q --max-steps "$v" > /dev/null 2>&1
     [ $? -eq 2 ] || bad "--max-steps '$v' not refused with exit 2"
+done
+for v in 0 65 x ""; do
+    "$tune" --profile "$profile" --layout 16:8 -b 1K -e 1K -q -j "$v" > /dev/null 2>&1
+    [ $? -eq 2 ] || bad "-j '$v' not refused with exit 2"
 done
 [ $fail -eq 0 ] && echo "run_tune: left out: $(echo $left)"
 exit $fail

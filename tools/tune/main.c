@@ -16,10 +16,15 @@
  * and the table says so in a comment: one such run can take minutes where
  * the rest of the layout takes seconds.
  *
+ * With -j N, N threads tune the (layout, collective) pairs; each pair's rows
+ * and CSV lines are kept apart and written in the order of the command, so
+ * the output does not depend on N.
+ *
  * usage: pccl-tune --profile FILE --layout N:M [--layout N:M ...] [-o TABLE]
  *                  [--csv FILE] [--c-source FILE] [-c COLLS] [-b 8] [-e 8M]
- *                  [-k 2,3,4,8] [--ratio R] [--max-steps N] [-q] */
+ *                  [-k 2,3,4,8] [--ratio R] [--max-steps N] [-j N] [-q] */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +39,7 @@
 #define MAX_KS 16
 #define MAX_CANDS 256
 #define ERR_LEN 512
+#define MAX_THREADS 64
 
 typedef struct {
   const char *profile, *table, *csv, *csource;
@@ -43,6 +49,7 @@ typedef struct {
   int ks[MAX_KS], nks;
   double ratio; /* > 0: also tune the lossy calls, streams at this ratio */
   size_t max_steps; /* pccl_sim_case_t.max_steps */
+  int threads;
   int quiet;
 } options_t;
 
@@ -61,6 +68,8 @@ static void usage(FILE *out) {
         "                   simulated at compression ratio R (>= 1)\n"
         "  --max-steps N    leave out a candidate whose simulation would hold more than\n"
         "                   N steps (default 16M, 0: no limit; K, M, G suffixes)\n"
+        "  -j N             tune N (layout, collective) pairs at once, in threads\n"
+        "                   (default 1; the output is the same for every N)\n"
         "  -q               no progress on standard error\n"
         "exit status: 0 success, 1 a simulation failed, 2 bad arguments or profile\n",
         out);
@@ -110,6 +119,7 @@ static int parse_args(int argc, char **argv, options_t *o, char *err) {
   o->min_bytes = 8;
   o->max_bytes = 8u << 20;
   o->max_steps = (size_t)1 << 24;
+  o->threads = 1;
   o->ks[0] = 2, o->ks[1] = 3, o->ks[2] = 4, o->ks[3] = 8, o->nks = 4;
   o->colls[0] = PCCL_COLL_ALLGATHER, o->colls[1] = PCCL_COLL_REDUCE_SCATTER;
   o->colls[2] = PCCL_COLL_ALLREDUCE, o->ncolls = 3;
@@ -136,6 +146,7 @@ static int parse_args(int argc, char **argv, options_t *o, char *err) {
     else if (!strcmp(f, "-k")) ok = parse_ints(v, o->ks, MAX_KS, 2, PCCL_K_MAX, ',', &o->nks);
     else if (!strcmp(f, "--ratio")) ok = pccl_cli_real(v, 1.0, 1e6, &o->ratio);
     else if (!strcmp(f, "--max-steps")) ok = parse_max_steps(v, &o->max_steps);
+    else if (!strcmp(f, "-j")) ok = pccl_cli_int(v, 1, MAX_THREADS, &o->threads);
     else if (!strcmp(f, "--layout")) {
       ok = o->nlayouts < MAX_LAYOUTS &&
            parse_ints(v, o->layouts[o->nlayouts], 2, 1, 1 << 20, ':', &n) && n == 2;
@@ -188,32 +199,25 @@ static int whole_vector(pccl_coll_t c) {
          c == PCCL_COLL_GATHER || c == PCCL_COLL_ALLTOALL;
 }
 
+/* The shared progress count; its lock also guards run_t's job queue. */
+typedef struct {
+  pthread_mutex_t lock;
+  int done, total, quiet;
+} progress_t;
+
+/* Where one (layout, collective) pair writes: rows and CSV lines into
+ * memory streams of its own, so that pairs tuned at once do not mix. */
 typedef struct {
   FILE *table, *csv;
-  char *c_text; /* the table's text, for --c-source */
-  size_t c_len, c_cap;
-  int done, total, quiet;
+  progress_t *progress;
 } out_t;
 
-/* Appends to the table (file and in-memory copy). */
 static void emit(out_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void emit(out_t *w, const char *fmt, ...) {
-  char line[256];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(line, sizeof line, fmt, ap);
+  vfprintf(w->table, fmt, ap);
   va_end(ap);
-  fputs(line, w->table);
-  if (w->c_len + (size_t)n + 1 > w->c_cap) {
-    size_t cap = w->c_cap ? w->c_cap * 2 : 4096;
-    while (cap < w->c_len + (size_t)n + 1) cap *= 2;
-    char *t = realloc(w->c_text, cap);
-    if (!t) return;
-    w->c_text = t;
-    w->c_cap = cap;
-  }
-  memcpy(w->c_text + w->c_len, line, (size_t)n + 1);
-  w->c_len += (size_t)n;
 }
 
 /* The fastest candidate at one size; -1 when the size is below one element
@@ -256,10 +260,13 @@ static int best_at(const options_t *o, const pccl_profile_t *p, const pccl_choic
 }
 
 static void progress(out_t *w, int nranks, int rpn, pccl_coll_t coll, size_t bytes) {
-  w->done++;
-  if (!w->quiet)
-    fprintf(stderr, "\rpccl-tune: [%3d%%] layout %d:%d %-13s %10zu B   ", 100 * w->done / w->total,
+  progress_t *pr = w->progress;
+  pthread_mutex_lock(&pr->lock);
+  pr->done++;
+  if (!pr->quiet)
+    fprintf(stderr, "\rpccl-tune: [%3d%%] layout %d:%d %-13s %10zu B   ", 100 * pr->done / pr->total,
             nranks, rpn, pccl_coll_name(coll), bytes);
+  pthread_mutex_unlock(&pr->lock);
 }
 
 /* One row: "[lossy ]coll max algo[:k]". */
@@ -350,14 +357,14 @@ static void emit_command(out_t *w, int argc, char **argv) {
   emit(w, "\n");
 }
 
-static int write_c_source(const char *path, const out_t *w) {
+static int write_c_source(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
   if (!f) return 0;
   fputs("/* builtin.c - the tuning table built into the library; written by\n"
         " * pccl-tune (see the command in the table's first lines), do not edit. */\n"
         "#include \"table.h\"\n\nconst char pccl_tune_builtin[] =\n",
         f);
-  const char *s = w->c_text ? w->c_text : "";
+  const char *s = text ? text : "";
   for (const char *line = s; *line;) {
     const char *eol = strchr(line, '\n');
     size_t len = eol ? (size_t)(eol - line) : strlen(line);
@@ -371,6 +378,108 @@ static int write_c_source(const char *path, const out_t *w) {
   }
   fputs("    \"\";\n", f);
   return fclose(f) == 0;
+}
+
+/* One (layout, collective) pair: its rows and CSV lines once tuned. */
+typedef struct {
+  int layout, lossy;
+  pccl_coll_t coll;
+  char *rows, *lines;
+  size_t rows_len, lines_len;
+} job_t;
+
+typedef struct {
+  const options_t *o;
+  const pccl_profile_t *p;
+  job_t *jobs;
+  int njobs, next, failed;
+  progress_t progress;
+} run_t;
+
+static int run_job(run_t *run, job_t *j) {
+  const options_t *o = run->o;
+  out_t w = {open_memstream(&j->rows, &j->rows_len),
+             o->csv ? open_memstream(&j->lines, &j->lines_len) : NULL, &run->progress};
+  int failed = !w.table || (o->csv && !w.csv);
+  if (failed) fprintf(stderr, "pccl-tune: out of memory\n");
+  else failed = tune_coll(o, run->p, o->layouts[j->layout][0], o->layouts[j->layout][1], j->coll,
+                          j->lossy, &w);
+  if (w.table && fclose(w.table) != 0) failed = 1;
+  if (w.csv && fclose(w.csv) != 0) failed = 1;
+  return failed;
+}
+
+/* Takes pairs off the queue until none is left or one has failed. */
+static void *worker(void *arg) {
+  run_t *run = arg;
+  for (;;) {
+    pthread_mutex_lock(&run->progress.lock);
+    int i = run->failed ? run->njobs : run->next++;
+    pthread_mutex_unlock(&run->progress.lock);
+    if (i >= run->njobs) return NULL;
+    if (run_job(run, &run->jobs[i])) {
+      pthread_mutex_lock(&run->progress.lock);
+      run->failed = 1;
+      pthread_mutex_unlock(&run->progress.lock);
+    }
+  }
+}
+
+/* The pairs in the order of the output: per layout, the plain calls, then
+ * the lossy ones. */
+static int make_jobs(const options_t *o, job_t *jobs) {
+  int n = 0;
+  for (int l = 0; l < o->nlayouts; l++) {
+    for (int c = 0; c < o->ncolls; c++) jobs[n++] = (job_t){.layout = l, .coll = o->colls[c]};
+    for (int c = 0; c < o->ncolls; c++)
+      if (o->ratio > 0 && has_lossy((pccl_coll_t)o->colls[c]))
+        jobs[n++] = (job_t){.layout = l, .coll = o->colls[c], .lossy = 1};
+  }
+  return n;
+}
+
+static void run_all(run_t *run) {
+  pthread_t tid[MAX_THREADS];
+  int started = 0;
+  while (started < run->o->threads - 1 && pthread_create(&tid[started], NULL, worker, run) == 0)
+    started++;
+  worker(run);
+  for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+}
+
+/* The whole table: the command, then each layout's section. */
+static char *table_text(const run_t *run, int argc, char **argv, const char *profile_name) {
+  char *text = NULL;
+  size_t len = 0;
+  out_t w = {open_memstream(&text, &len), NULL, NULL};
+  if (!w.table) return NULL;
+  emit(&w, "# pccl tuning table (docs/tuning-format.md), profile %s, made by:\n", profile_name);
+  emit_command(&w, argc, argv);
+  for (int i = 0; i < run->njobs; i++) {
+    const job_t *j = &run->jobs[i];
+    if (i == 0 || j->layout != run->jobs[i - 1].layout)
+      emit(&w, "layout %d %d\n", run->o->layouts[j->layout][0], run->o->layouts[j->layout][1]);
+    fwrite(j->rows, 1, j->rows_len, w.table);
+  }
+  if (fclose(w.table) != 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+static int write_outputs(const run_t *run, const char *text, FILE *table, FILE *csv,
+                         const char *csource) {
+  int failed = fputs(text, table) == EOF;
+  if (csv) {
+    fputs("nranks,ranks_per_node,collective,lossy,bytes,algorithm,k,time_us\n", csv);
+    for (int i = 0; i < run->njobs; i++) fwrite(run->jobs[i].lines, 1, run->jobs[i].lines_len, csv);
+  }
+  if (csource && !write_c_source(csource, text)) {
+    fprintf(stderr, "pccl-tune: cannot write %s\n", csource);
+    failed = 1;
+  }
+  return failed;
 }
 
 int main(int argc, char **argv) {
@@ -387,36 +496,34 @@ int main(int argc, char **argv) {
     fprintf(stderr, "pccl-tune: %s\n", err);
     return 2;
   }
-  out_t w = {stdout, NULL, NULL, 0, 0, 0, 0, o.quiet};
-  if ((o.table && !(w.table = fopen(o.table, "w"))) || (o.csv && !(w.csv = fopen(o.csv, "w")))) {
-    fprintf(stderr, "pccl-tune: cannot write %s: %s\n", o.table && !w.table ? o.table : o.csv,
+  FILE *table = stdout, *csv = NULL;
+  if ((o.table && !(table = fopen(o.table, "w"))) || (o.csv && !(csv = fopen(o.csv, "w")))) {
+    fprintf(stderr, "pccl-tune: cannot write %s: %s\n", o.table && !table ? o.table : o.csv,
             strerror(errno));
     return 2;
   }
-  if (w.csv) fputs("nranks,ranks_per_node,collective,lossy,bytes,algorithm,k,time_us\n", w.csv);
-  int nsizes = 0, nlossy = 0;
+  job_t jobs[MAX_LAYOUTS * 2 * PCCL_COLL_COUNT];
+  run_t run = {.o = &o, .p = &p, .jobs = jobs, .njobs = make_jobs(&o, jobs)};
+  pthread_mutex_init(&run.progress.lock, NULL);
+  run.progress.quiet = o.quiet;
+  int nsizes = 0;
   for (size_t b = o.min_bytes; b <= o.max_bytes; b *= 2) nsizes++;
-  for (int c = 0; c < o.ncolls; c++) nlossy += o.ratio > 0 && has_lossy((pccl_coll_t)o.colls[c]);
-  w.total = nsizes * (o.ncolls + nlossy) * o.nlayouts;
-  emit(&w, "# pccl tuning table (docs/tuning-format.md), profile %s, made by:\n", p.name);
-  emit_command(&w, argc, argv);
-  int failed = 0;
-  for (int l = 0; l < o.nlayouts && !failed; l++) {
-    int nranks = o.layouts[l][0], rpn = o.layouts[l][1];
-    emit(&w, "layout %d %d\n", nranks, rpn);
-    for (int c = 0; c < o.ncolls && !failed; c++)
-      failed = tune_coll(&o, &p, nranks, rpn, (pccl_coll_t)o.colls[c], 0, &w);
-    for (int c = 0; c < o.ncolls && !failed; c++)
-      if (o.ratio > 0 && has_lossy((pccl_coll_t)o.colls[c]))
-        failed = tune_coll(&o, &p, nranks, rpn, (pccl_coll_t)o.colls[c], 1, &w);
-  }
+  run.progress.total = nsizes * run.njobs;
+  run_all(&run);
   if (!o.quiet) fputc('\n', stderr);
-  if (!failed && o.csource && !write_c_source(o.csource, &w)) {
-    fprintf(stderr, "pccl-tune: cannot write %s\n", o.csource);
-    failed = 1;
+  int failed = run.failed;
+  if (!failed) {
+    char *text = table_text(&run, argc, argv, p.name);
+    if (!text) fprintf(stderr, "pccl-tune: out of memory\n");
+    failed = !text || write_outputs(&run, text, table, csv, o.csource);
+    free(text);
   }
-  if (w.table != stdout && fclose(w.table) != 0) failed = 1;
-  if (w.csv && fclose(w.csv) != 0) failed = 1;
-  free(w.c_text);
+  if (table != stdout && fclose(table) != 0) failed = 1;
+  if (csv && fclose(csv) != 0) failed = 1;
+  for (int i = 0; i < run.njobs; i++) {
+    free(jobs[i].rows);
+    free(jobs[i].lines);
+  }
+  pthread_mutex_destroy(&run.progress.lock);
   return failed;
 }
