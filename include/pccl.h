@@ -221,7 +221,11 @@ PCCL_API pccl_status_t pccl_comm_create_group(pccl_comm_t *parent, int nranks, c
  * communicator, and PCCL_ERR_INVALID_ARGUMENT (keeping it) while non-blocking
  * calls on it are outstanding. With PCCL_CHECK=1 it first finishes the
  * agreements of non-blocking calls that failed their checks, which waits
- * for the peers to destroy theirs. */
+ * for the peers to destroy theirs. The node's shared window is freed with
+ * the peers of the node: a rank waits for them up to the communicator's
+ * timeout (pccl_comm_set_timeout); when one does not come by then, or comes
+ * with its communicator broken (a timeout or pccl_comm_abort there), no rank
+ * of the node waits any longer, and the window stays until the process ends. */
 PCCL_API pccl_status_t pccl_comm_destroy(pccl_comm_t *comm);
 
 /* Finalises MPI if pccl_comm_create_world initialised it; otherwise does

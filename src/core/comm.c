@@ -368,7 +368,7 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
   if (!registry_add(c)) {
     pccl_tune_free(&c->tune);
     pccl_topo_free(&c->topo);
-    pccl_shm_tp_destroy(c->shm, 1);
+    pccl_shm_tp_destroy(c->shm, 0, c->timeout); /* the peers go on with it */
     pccl_seg_destroy(c->seg, 1);
     MPI_Comm_free(&c->mpi);
     free(c);
@@ -520,8 +520,9 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   pccl_cache_clear(&comm->cache);
   pccl_mpi_tp_fini(&comm->tp);
   /* Freeing the node's shared window waits for every peer of the node; on
-   * a broken communicator some may never come, so the window is left. */
-  pccl_shm_tp_destroy(comm->shm, comm->broken == PCCL_OK && !comm->abort_flag);
+   * a broken communicator some may never come, so the window is left
+   * (shm_transport.h says how the node's ranks agree on it). */
+  pccl_shm_tp_destroy(comm->shm, comm->broken == PCCL_OK && !comm->abort_flag, comm->timeout);
   pccl_seg_destroy(comm->seg, comm->broken == PCCL_OK && !comm->abort_flag);
   pccl_exec_ws_free(&comm->exec_ws);
   pccl__comm_free_tmp(comm);

@@ -20,6 +20,12 @@
  *                         no other leaves before it comes (under the default
  *                         algorithm and ring); then the last rank skips one:
  *                         the others get PCCL_ERR_TIMEOUT naming pccl_barrier
+ *   test_faults alone     pccl_comm_destroy where the communicator broke on
+ *                         one rank only (pccl_comm_abort on rank 0): the
+ *                         others return at once, not waiting in the node's
+ *                         shared window for a rank that left it; a rank 0.5 s
+ *                         late to the destroy is waited for; one 4 s late,
+ *                         past the 1 s timeout, is not, and does not wait
  *   test_faults dead      the last rank kills itself (SIGKILL) before an
  *                         all-reduce: under `mpirun --enable-recovery` (Open
  *                         MPI) the others get PCCL_ERR_TIMEOUT within the
@@ -266,6 +272,48 @@ static void test_dead(pccl_comm_t *comm) {
   MPI_Abort(MPI_COMM_WORLD, failures ? 1 : 0);
 }
 
+/* One communicator destroyed by every rank, `late` seconds late on rank
+ * `who`, after pccl_comm_abort on rank `aborts` (-1: none); returns how long
+ * this rank's pccl_comm_destroy took, and in *beside whether this rank is
+ * another of `who`'s node (only those share a window with it). */
+static double destroy_after(int aborts, int who, double late, int *beside) {
+  pccl_comm_t *c = NULL;
+  if (pccl_comm_create_mpi(MPI_COMM_WORLD, &c) != PCCL_OK) {
+    expect(0, "pccl_comm_create_mpi");
+    return 0.0;
+  }
+  pccl_comm_set_timeout(c, 1.0);
+  int node = -1, late_node = -1;
+  pccl_comm_node(c, &node);
+  late_node = node;
+  MPI_Bcast(&late_node, 1, MPI_INT, who < 0 ? 0 : who, MPI_COMM_WORLD);
+  *beside = rank != who && node == late_node;
+  float x = 1.0f;
+  expect(pccl_allreduce(&x, &x, 1, PCCL_FLOAT32, PCCL_SUM, c) == PCCL_OK, "an all-reduce first");
+  if (rank == aborts) pccl_comm_abort(c);
+  if (rank == who) nanosleep(&(struct timespec){(time_t)late, (long)((late - (time_t)late) * 1e9)}, NULL);
+  double t = now();
+  pccl_status_t st = pccl_comm_destroy(c);
+  double took = now() - t;
+  printf("rank %d: pccl_comm_destroy %s after %.2f s (abort on %d, rank %d %.1f s late)\n", rank,
+         pccl_status_string(st), took, aborts, who, late);
+  expect(st == PCCL_OK, "pccl_comm_destroy returns PCCL_OK");
+  MPI_Barrier(MPI_COMM_WORLD);
+  return took;
+}
+
+static void test_alone(void) {
+  int beside;
+  double took = destroy_after(0, -1, 0.0, &beside);
+  expect(took < 0.5, "the peers of a rank whose communicator alone broke do not wait for it");
+  took = destroy_after(-1, size - 1, 0.5, &beside);
+  expect(beside ? took > 0.25 && took < 1.0 : took < 0.5,
+         "a rank late to the destroy (within the timeout) is waited for by its node, only");
+  took = destroy_after(-1, size - 1, 4.0, &beside);
+  expect(beside ? took > 0.9 && took < 3.5 : took < 0.5,
+         "a rank later than the timeout is not waited for, and does not wait");
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -283,8 +331,9 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "checkskip")) test_checkskip(comm);
   else if (!strcmp(mode, "dead")) test_dead(comm);
   else if (!strcmp(mode, "barrier")) test_barrier(comm);
+  else if (!strcmp(mode, "alone")) test_alone();
   else {
-    if (rank == 0) fprintf(stderr, "usage: test_faults skip|abort|mismatch|checkskip|dead|barrier\n");
+    if (rank == 0) fprintf(stderr, "usage: test_faults skip|abort|mismatch|checkskip|dead|barrier|alone\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   expect(pccl_comm_destroy(comm) == PCCL_OK, "pccl_comm_destroy");

@@ -31,10 +31,12 @@
 #include "shm_transport.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <fcntl.h>
@@ -121,6 +123,22 @@ struct pccl_shm_tp {
   char *bounce;    /* BOUNCE_BYTES for fused receives without a mapping */
   int share;       /* every rank of the group may write into its peers (process_vm_writev) */
 };
+
+/* The line after a rank's rows: the probe words of set-up, and how the rank
+ * leaves (see agree_free); rank 0's also holds the group's decision. */
+typedef struct {
+  _Alignas(64) uint64_t probe[2]; /* read, then written, by the predecessor */
+  _Atomic uint32_t leave;         /* LEAVE_* */
+  _Atomic uint32_t decision;      /* FREE_*, rank 0's only */
+} tail_t;
+_Static_assert(sizeof(tail_t) <= sizeof(desc_t), "the tail fits in the spare descriptor");
+
+enum { LEAVE_NOT_YET = 0, LEAVE_HEALTHY = 1, LEAVE_BROKEN = 2 };
+enum { FREE_UNDECIDED = 0, FREE_ALL = 1, FREE_NONE = 2 };
+
+static tail_t *tail_of(const pccl_shm_tp_t *t, int l) {
+  return (tail_t *)(t->outbox[l] + (size_t)t->lsize * NSLOT);
+}
 
 static desc_t *channel(const pccl_shm_tp_t *t, int sender, int receiver) {
   return t->outbox[sender] + (size_t)receiver * NSLOT;
@@ -436,11 +454,50 @@ void pccl_shm_tp_reset(pccl_shm_tp_t *t) {
   t->nops = 0;
 }
 
-void pccl_shm_tp_destroy(pccl_shm_tp_t *t, int peers_alive) {
-  if (!t) return;
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized && peers_alive) {
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Whether the group frees its window, the same answer on every rank that
+ * asks. MPI_Win_free waits for the whole group, and a rank whose
+ * communicator broke leaves without it (its peers may be gone), so a peer
+ * that called it would wait forever; a rank may also never come. Each rank
+ * posts how it leaves, and the first to know decides for all, once (compare
+ * and swap on rank 0's line): free when every rank has come healthy, not
+ * when one comes broken or the wait passes `timeout` seconds (0: no limit).
+ * A window not freed stays until the process ends. */
+static int agree_free(const pccl_shm_tp_t *t, int healthy, double timeout) {
+  atomic_store_explicit(&tail_of(t, t->lrank)->leave, healthy ? LEAVE_HEALTHY : LEAVE_BROKEN,
+                        memory_order_release);
+  _Atomic uint32_t *decision = &tail_of(t, 0)->decision;
+  double start = now();
+  for (;;) {
+    uint32_t d = atomic_load_explicit(decision, memory_order_acquire);
+    if (d != FREE_UNDECIDED) return d == FREE_ALL;
+    uint32_t want = FREE_ALL;
+    for (int l = 0; l < t->lsize && want != FREE_NONE; l++) {
+      uint32_t v = atomic_load_explicit(&tail_of(t, l)->leave, memory_order_acquire);
+      if (v == LEAVE_BROKEN) want = FREE_NONE;
+      if (v == LEAVE_NOT_YET) want = FREE_UNDECIDED;
+    }
+    if (want == FREE_UNDECIDED && timeout > 0 && now() - start > timeout)
+      want = FREE_NONE;
+    if (want == FREE_UNDECIDED) {
+      sched_yield();
+      continue;
+    }
+    uint32_t undecided = FREE_UNDECIDED;
+    atomic_compare_exchange_strong_explicit(decision, &undecided, want, memory_order_acq_rel,
+                                            memory_order_acquire);
+  }
+}
+
+/* Frees this rank's memory and, with `together` (every rank of the group
+ * does the same), the window and the group's communicator. */
+static void release(pccl_shm_tp_t *t, int together) {
+  if (together) {
     if (t->win != MPI_WIN_NULL) {
       MPI_Win_unlock_all(t->win);
       MPI_Win_free(&t->win);
@@ -457,6 +514,15 @@ void pccl_shm_tp_destroy(pccl_shm_tp_t *t, int peers_alive) {
   free(t->outbox);
   free(t->ops);
   free(t);
+}
+
+void pccl_shm_tp_destroy(pccl_shm_tp_t *t, int healthy, double timeout) {
+  if (!t) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  /* a window not agreed on stays: MPI_Win_free would wait for a rank that
+   * does not come (after MPI_Finalize it is gone already) */
+  release(t, !finalized && (t->win != MPI_WIN_NULL ? agree_free(t, healthy, timeout) : healthy));
 }
 
 /* Every rank of the group reads its successor's probe word; the group uses
@@ -516,8 +582,8 @@ static pccl_status_t setup_group(pccl_shm_tp_t *t, MPI_Comm comm, char *why, siz
   MPI_Win_lock_all(MPI_MODE_NOCHECK, t->win);
   mine = align_line(mine);
   memset(mine, 0, (rows + 1) * sizeof(desc_t));
-  /* The extra descriptor at the end holds the probe word. */
-  uint64_t *probe = &mine[rows].addr;
+  /* The extra descriptor at the end holds the probe words (tail_t). */
+  uint64_t *probe = &((tail_t *)&mine[rows])->probe[0];
   *probe = 0x7063636c73686dull ^ (uint64_t)t->lrank;
   pid_t pid = getpid();
   uint64_t addr = (uint64_t)(uintptr_t)probe;
@@ -572,7 +638,7 @@ pccl_status_t pccl_shm_tp_create(MPI_Comm comm, int group, pccl_shm_tp_t **out, 
   snprintf(why, whylen, "cross-memory attach needs Linux");
 #endif
   if (st != PCCL_OK) {
-    pccl_shm_tp_destroy(t, 1);
+    release(t, 1); /* every rank of the group fails set-up alike */
     return st;
   }
   *out = t;

@@ -26,10 +26,12 @@ extern const pccl_transport_t pccl_shm_transport;
  * missing and *out is NULL. */
 pccl_status_t pccl_shm_tp_create(MPI_Comm comm, int group, pccl_shm_tp_t **out, char *why,
                                  size_t whylen);
-/* Frees the transport. With peers_alive (collective over the group) the
- * shared window and the group's communicator go too; without (a broken
- * communicator, whose peers may never come) only this rank's memory. */
-void pccl_shm_tp_destroy(pccl_shm_tp_t *t, int peers_alive);
+/* Frees the transport. The shared window and the group's communicator go
+ * too when every rank of the group comes here healthy within `timeout`
+ * seconds (0: no limit) of this one; when one comes broken (its peers may
+ * never come) or not in time, they stay until the process ends, on every
+ * rank alike, and no rank waits for the others past that. */
+void pccl_shm_tp_destroy(pccl_shm_tp_t *t, int healthy, double timeout);
 
 /* Whether global rank `peer` is reached through this transport. */
 int pccl_shm_tp_serves(const pccl_shm_tp_t *t, int peer);
