@@ -262,13 +262,14 @@ static void message(pccl_sb_t *sb, pccl_step_t proto, int peer) {
     sb->status = PCCL_ERR_INTERNAL;
     return;
   }
+  size_t len = proto.kind == PCCL_STEP_SEND ? proto.src.len : proto.dst.len;
+  if (len == 0) return; /* nothing to move: no step, no tag */
   peer_seq_t *ps = peer_seq(sb, peer);
   if (!ps) {
     sb->status = PCCL_ERR_NO_MEMORY;
     return;
   }
   uint32_t *seq = proto.kind == PCCL_STEP_SEND ? &ps->sent : &ps->received;
-  size_t len = proto.kind == PCCL_STEP_SEND ? proto.src.len : proto.dst.len;
   if ((proto.flags & PCCL_STEP_VARLEN) && len > sb->max_msg_elems) {
     sb->status = PCCL_ERR_UNSUPPORTED; /* a stream cannot be cut: the generator chunks */
     return;
