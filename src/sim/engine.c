@@ -16,7 +16,10 @@
  * outgoing and b's NIC an incoming slot (node radix), (3) b has a receive
  * slot (device radix). It then holds those slots for its wire time m*G; the
  * send step completes when the last byte has left, and the message arrives L
- * later. The receive step starts once it is posted (ready) and the message
+ * later. Where every node is emulated on one host (host_cores), a message
+ * between nodes first waits for a turn of host_message on one of the host's
+ * cores, which every rank's messages share (the kernel's work for a message
+ * on an emulated link). The receive step starts once it is posted (ready) and the message
  * has arrived, and completes after its CPU time. A transfer that finds a slot
  * taken waits in that slot's FIFO queue holding nothing but its send slot;
  * the slots it waits for are held only by transfers on the wire, which always
@@ -69,6 +72,7 @@ typedef struct {
   pccl_sim_graph_t *g;
   rank_state_t *rank;
   nic_state_t *nic;
+  double *host_free; /* per core of a shared host (host_cores): when next free */
   event_t *heap;
   size_t nheap, heap_cap;
   uint64_t order;
@@ -165,6 +169,17 @@ static double cpu(engine_t *e, int r, double t, double dur) {
   return rs->cpu_free;
 }
 
+/* The turn of a message between nodes on the shared host's cores: the
+ * earliest free core from t on takes host_message; returns when it starts. */
+static double host_turn(engine_t *e, double t) {
+  double *core = &e->host_free[0];
+  for (int c = 1; c < e->p->host_cores; c++)
+    if (e->host_free[c] < *core) core = &e->host_free[c];
+  double start = t > *core ? t : *core;
+  *core = start + e->p->host_message;
+  return start;
+}
+
 static void ready(engine_t *e, uint32_t i, double t);
 
 static int is_message(const pccl_sim_step_t *s) {
@@ -198,12 +213,20 @@ static void start_send(engine_t *e, uint32_t i, double t) {
 
 /* Puts send i on the wire at t if its gap and slots allow, else makes it wait. */
 static void inject(engine_t *e, uint32_t i, double t) {
-  const pccl_sim_step_t *s = &e->g->step[i];
+  pccl_sim_step_t *s = &e->g->step[i];
   int lvl = level_of(e, s->rank, s->peer), nr = e->p->node_radix;
   rank_state_t *from = &e->rank[s->rank], *to = state_of(e, s->peer);
   if (t < from->inject_free[lvl]) {
     push(e, from->inject_free[lvl], i, EV_INJECT);
     return;
+  }
+  if (lvl == PCCL_LEVEL_INTER && e->host_free && !(s->flags & PCCL_SIM_HOSTED)) {
+    s->flags |= PCCL_SIM_HOSTED;
+    double start = host_turn(e, t);
+    if (start > t) {
+      push(e, start, i, EV_INJECT);
+      return;
+    }
   }
   nic_state_t *out = NULL, *in = NULL;
   queue_t *wait = NULL;
@@ -341,6 +364,10 @@ static pccl_status_t init_engine(engine_t *e, const pccl_profile_t *p, pccl_sim_
   e->rank = calloc((size_t)g->nranks, sizeof(*e->rank));
   e->nic = calloc(nnodes * (size_t)p->nics_per_node, sizeof(*e->nic));
   if (!e->rank || !e->nic) return PCCL_ERR_NO_MEMORY;
+  if (p->host_cores > 0 && p->host_message > 0) {
+    e->host_free = calloc((size_t)p->host_cores, sizeof(*e->host_free));
+    if (!e->host_free) return PCCL_ERR_NO_MEMORY;
+  }
   queue_t empty = {PCCL_SIM_NIL, PCCL_SIM_NIL};
   for (int r = 0; r < g->nranks; r++) e->rank[r].send_wait = e->rank[r].recv_wait = empty;
   for (size_t n = 0; n < nnodes * (size_t)p->nics_per_node; n++)
@@ -374,6 +401,7 @@ pccl_status_t pccl__sim_engine_run(const pccl_profile_t *p, pccl_sim_graph_t *g,
   *seconds = e.end;
   free(e.rank);
   free(e.nic);
+  free(e.host_free);
   free(e.heap);
   return st;
 }

@@ -3,9 +3,10 @@
  * must respect.
  *
  * One `key value` per line; `#` starts a comment. Every key but `source`,
- * `compress`, `decompress` and `duplex` is required (compress and
- * decompress default to PCCL_PROFILE_COMPRESS_DEFAULT /
- * PCCL_PROFILE_DECOMPRESS_DEFAULT, duplex to full duplex), and none
+ * `compress`, `decompress`, `duplex`, `host_cores` and `host_message` is
+ * required (compress and decompress default to
+ * PCCL_PROFILE_COMPRESS_DEFAULT / PCCL_PROFILE_DECOMPRESS_DEFAULT, duplex to
+ * full duplex, the host keys to 0: nodes with CPUs of their own), and none
  * may appear twice. Times are in seconds, optionally with a unit (s, ms, us,
  * ns, ps); per-byte costs (G, gamma, copy, compress, decompress) also take a
  * bandwidth (B/s, kB/s, MB/s, GB/s, TB/s; decimal) whose inverse they store.
@@ -59,6 +60,8 @@ static const field_t fields[] = {
     {"compress", VAL_PER_BYTE, offsetof(pccl_profile_t, compress), 0, 0, 0},
     {"decompress", VAL_PER_BYTE, offsetof(pccl_profile_t, decompress), 0, 0, 0},
     {"duplex", VAL_FACTOR, offsetof(pccl_profile_t, duplex), 0, 0, 0},
+    {"host_cores", VAL_INT, offsetof(pccl_profile_t, host_cores), 0, 1 << 16, 0},
+    {"host_message", VAL_TIME, offsetof(pccl_profile_t, host_message), 0, 0, 0},
     LEVEL_KEYS("intra", PCCL_LEVEL_INTRA),
     LEVEL_KEYS("inter", PCCL_LEVEL_INTER),
 };
@@ -280,6 +283,10 @@ pccl_status_t pccl_profile_parse(const char *text, pccl_profile_t *p, char *err,
                 fields[i].key);
       return PCCL_ERR_CONFIG;
     }
+  if ((tmp.host_cores > 0) != (tmp.host_message > 0)) {
+    set_error(err, errlen, "line %d (end of profile): host_cores and host_message go together", lineno);
+    return PCCL_ERR_CONFIG;
+  }
   *p = tmp;
   return PCCL_OK;
 }
@@ -347,7 +354,21 @@ pccl_status_t pccl_profile_check(const pccl_profile_t *p, char *err, size_t errl
       return PCCL_ERR_CONFIG;
     }
   }
+  if ((p->host_cores > 0) != (p->host_message > 0)) {
+    set_error(err, errlen, "profile fields host_cores and host_message: one is set without the other");
+    return PCCL_ERR_CONFIG;
+  }
   return PCCL_OK;
+}
+
+/* An optional key whose 0 means what its absence means (full duplex, no
+ * shared host) is not written; compress and decompress, whose absence means
+ * a default, always are. */
+static int left_unset(const field_t *f, const char *at) {
+  if (f->required) return 0;
+  if (f->kind == VAL_INT) return *(const int *)(const void *)at == 0;
+  if (f->kind == VAL_FACTOR || f->kind == VAL_TIME) return *(const double *)(const void *)at == 0;
+  return 0;
 }
 
 pccl_status_t pccl_profile_write(FILE *f, const pccl_profile_t *p) {
@@ -360,10 +381,10 @@ pccl_status_t pccl_profile_write(FILE *f, const pccl_profile_t *p) {
     const char *at = (const char *)p + fl->offset;
     if (fl->kind == VAL_NAME || (fl->kind == VAL_TEXT && at[0]))
       fprintf(f, "%s %s\n", fl->key, at);
+    else if (left_unset(fl, at))
+      continue;
     else if (fl->kind == VAL_INT)
       fprintf(f, "%s %d\n", fl->key, *(const int *)(const void *)at);
-    else if (fl->kind == VAL_FACTOR && *(const double *)(const void *)at == 0)
-      continue; /* not set: full duplex, as when the key is absent */
     else if (fl->kind != VAL_TEXT)
       fprintf(f, "%s %.17g\n", fl->key, *(const double *)(const void *)at);
   }

@@ -50,11 +50,12 @@ static pccl_status_t check_case(const pccl_sim_case_t *c, pccl_sim_result_t *out
  * go in the order of their ranks' numbers, which is not the same on every
  * node, so the two may differ (docs/simulator.md gives measured cases);
  * so may they with a duplex factor, which a class's one NIC cannot judge
- * (it stands for the other nodes' NICs too). There classes are taken only
+ * (it stands for the other nodes' NICs too), and on a shared host, whose
+ * cores every node's messages take turns on. There classes are taken only
  * for jobs too large to simulate whole in reasonable time and memory (2^24
  * steps; docs/simulator.md: 10.2 M steps took 34 s and 486 MiB). */
 static size_t full_max_steps(const pccl_profile_t *p) {
-  int exact = p->device_radix == 0 && p->node_radix == 0 && !(p->duplex > 1);
+  int exact = p->device_radix == 0 && p->node_radix == 0 && !(p->duplex > 1) && p->host_cores == 0;
   return exact ? 0 : (size_t)1 << 24;
 }
 

@@ -11,7 +11,9 @@
 
 #define PCCL_SIM_NIL UINT32_MAX /* no step */
 
-enum { PCCL_SIM_POSTED = 1, PCCL_SIM_ARRIVED = 2, PCCL_SIM_DONE = 4 }; /* step flags */
+/* step flags; HOSTED: a send between nodes has had its turn on the host's
+ * shared cores (profile key host_cores) */
+enum { PCCL_SIM_POSTED = 1, PCCL_SIM_ARRIVED = 2, PCCL_SIM_DONE = 4, PCCL_SIM_HOSTED = 8 };
 
 typedef struct {
   uint64_t bytes;   /* message bytes, or bytes a local step copies / reduces */

@@ -394,6 +394,39 @@ static void test_duplex(void) {
   expect_time(pairs_time(&p, 2, 1, count), alone, "duplex 0 (unset): an exchange at G");
 }
 
+/* Nodes on one shared host: every message between nodes waits for a turn of
+ * host_message on one of host_cores cores, first come first served; the
+ * other costs are as without it, and messages inside a node take no turn. */
+static void test_host(void) {
+  pccl_profile_t p = base_profile();
+  const pccl_loggp_t *l = &p.level[PCCL_LEVEL_INTER], *in = &p.level[PCCL_LEVEL_INTRA];
+  size_t count = 1;
+  double m = 4.0 * (double)count, H = 7e-6;
+  double alone = l->o_s + m * l->G + l->L + l->o_r;
+  /* two exchanges, one rank per node: four messages ready at once */
+  const int two[][2] = {{0, 1}, {1, 0}, {2, 3}, {3, 2}};
+  set_pairs(4, two);
+  p.host_message = H;
+  p.host_cores = 1;
+  expect_time(pairs_time(&p, 4, 1, count), alone + 3 * H, "host, 1 core: the fourth message waits 3 turns");
+  p.host_cores = 2;
+  expect_time(pairs_time(&p, 4, 1, count), alone + H, "host, 2 cores: it waits one turn");
+  p.host_cores = 4;
+  expect_time(pairs_time(&p, 4, 1, count), alone, "host, 4 cores: no waiting");
+  p.host_cores = 1;
+  expect_time(pairs_time(&p, 4, 2, count), in->o_s + m * in->G + in->L + in->o_r,
+              "host: messages inside a node take no turn");
+  /* two nodes of two, both exchanges between the nodes: the host is one for
+   * all nodes, so the fourth message waits 3 turns again */
+  const int across[][2] = {{0, 2}, {2, 0}, {1, 3}, {3, 1}};
+  set_pairs(4, across);
+  expect_time(pairs_time(&p, 4, 2, count), alone + 3 * H, "host, 1 core, two nodes of two: 3 turns");
+  set_pairs(4, two);
+  p.host_cores = 0;
+  p.host_message = 0;
+  expect_time(pairs_time(&p, 4, 1, count), alone, "host unset: no waiting");
+}
+
 /* Rank 0 sends to ranks 1 and 2 inside one node (sends), or receives from
  * them (receives). */
 static void test_device_radix(void) {
@@ -574,7 +607,8 @@ static int same_profile(const pccl_profile_t *a, const pccl_profile_t *b) {
              a->ranks_per_node == b->ranks_per_node && a->nics_per_node == b->nics_per_node &&
              a->device_radix == b->device_radix && a->node_radix == b->node_radix &&
              a->gamma == b->gamma && a->copy == b->copy && a->compress == b->compress &&
-             a->decompress == b->decompress && a->duplex == b->duplex;
+             a->decompress == b->decompress && a->duplex == b->duplex &&
+             a->host_cores == b->host_cores && a->host_message == b->host_message;
   for (int l = 0; l < PCCL_LEVEL_COUNT; l++)
     same = same && a->level[l].L == b->level[l].L && a->level[l].o_s == b->level[l].o_s &&
            a->level[l].o_r == b->level[l].o_r && a->level[l].g == b->level[l].g &&
@@ -774,6 +808,47 @@ static void test_profile_compress(void) {
                  strstr(err, keys[k]) != NULL && pccl_profile_write(stdout, &q) == PCCL_ERR_CONFIG,
              what);
     }
+}
+
+/* The optional host keys: absent 0 (nodes with CPUs of their own), read and
+ * written together, refused alone, bounded. */
+static void test_profile_host(void) {
+  pccl_profile_t p, q;
+  char text[8192], err[256] = "";
+  pccl_status_t st = pccl_profile_parse(good_text, &p, err, sizeof err);
+  expect(st == PCCL_OK && p.host_cores == 0 && p.host_message == 0, "host keys absent: 0");
+  expect(written(&p, text, sizeof text) && !strstr(text, "host_"), "host keys not written when unset");
+  edited(text, sizeof text, NULL, "host_cores 2\nhost_message 30us\n");
+  st = pccl_profile_parse(text, &q, err, sizeof err);
+  if (st != PCCL_OK) printf("  %s\n", err);
+  expect(st == PCCL_OK && q.host_cores == 2 && q.host_message == 30e-6, "host_cores 2, host_message 30us read");
+  expect(written(&q, text, sizeof text) && pccl_profile_parse(text, &p, err, sizeof err) == PCCL_OK &&
+             same_profile(&p, &q),
+         "host keys round-trip");
+  const char *alone[] = {"host_cores 2\n", "host_message 30us\n", "host_cores 0\nhost_message 1us\n",
+                         "host_cores 2\nhost_message 0\n"};
+  for (size_t i = 0; i < sizeof alone / sizeof alone[0]; i++) {
+    char what[96];
+    edited(text, sizeof text, NULL, alone[i]);
+    st = pccl_profile_parse(text, &q, err, sizeof err);
+    snprintf(what, sizeof what, "host keys one without the other rejected (case %zu)", i);
+    expect(st == PCCL_ERR_CONFIG && strstr(err, "host_cores and host_message"), what);
+  }
+  const char *bad_cores[] = {"-1", "65537", "1.5", "x", "2us", ""};
+  for (size_t i = 0; i < sizeof bad_cores / sizeof bad_cores[0]; i++)
+    expect_rejected_on_line_20("host_cores", bad_cores[i]);
+  const char *bad_message[] = {"-1us", "abc", "nan", "1 2", "1e7", "1GB/s"};
+  for (size_t i = 0; i < sizeof bad_message / sizeof bad_message[0]; i++)
+    expect_rejected_on_line_20("host_message", bad_message[i]);
+  q = p;
+  q.host_message = 0;
+  expect(pccl_profile_check(&q, err, sizeof err) == PCCL_ERR_CONFIG && strstr(err, "host_cores") &&
+             pccl_profile_write(stdout, &q) == PCCL_ERR_CONFIG,
+         "check rejects host_cores without host_message");
+  q = p;
+  q.host_cores = -3;
+  expect(pccl_profile_check(&q, err, sizeof err) == PCCL_ERR_CONFIG && strstr(err, "host_cores"),
+         "check rejects host_cores -3");
 }
 
 /* The optional duplex factor: absent 0 (full duplex), a plain number in
@@ -982,6 +1057,7 @@ int main(void) {
   test_ratio();
   test_node_radix();
   test_duplex();
+  test_host();
   test_device_radix();
   test_run_errors();
   test_unpaired();
@@ -994,6 +1070,7 @@ int main(void) {
   test_profile_bad();
   test_profile_compress();
   test_profile_duplex();
+  test_profile_host();
   test_profile_mutations();
   printf("test_sim: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
