@@ -2,7 +2,8 @@
  * library sees them (src/core/comm.c): MPI's shared-memory split, or, when
  * PCCL_RANKS_PER_NODE=M is set, M consecutive ranks per node. The intra pair
  * is rank 0 and the lowest other rank of its node, the inter pair rank 0 and
- * the lowest rank of another node. */
+ * the lowest rank of another node. The host measurement pairs every node
+ * with a neighbour (find_partners). */
 #include <stdlib.h>
 
 #include "config.h"
@@ -29,6 +30,34 @@ static int node_leader(int rank, long per_node) {
   return leader;
 }
 
+/* The i-th rank of node n (nodes numbered by their lowest ranks); -1: none. */
+static int nth_of_node(const int *leader, int size, int node_leader_rank, int i) {
+  for (int r = node_leader_rank; r < size; r++)
+    if (leader[r] == node_leader_rank && i-- == 0) return r;
+  return -1;
+}
+
+/* Nodes 2j and 2j + 1 pair their i-th ranks (an odd node out, and the ranks
+ * of the larger node past the smaller's count, have no partner). */
+static void find_partners(prof_layout_t *lay, const int *leader, int rank) {
+  int *node_at = malloc((size_t)lay->nnodes * sizeof *node_at), n = 0;
+  if (!node_at) prof_die("out of memory");
+  for (int r = 0; r < lay->size; r++)
+    if (leader[r] == r) node_at[n++] = r;
+  lay->partner = -1;
+  lay->npartnered = 0;
+  for (int r = 0; r < lay->size; r++) {
+    int node = 0, i = 0;
+    while (node_at[node] != leader[r]) node++;
+    for (int q = leader[r]; q < r; q++) i += leader[q] == leader[r];
+    int other = node ^ 1;
+    int partner = other < n ? nth_of_node(leader, lay->size, node_at[other], i) : -1;
+    if (partner >= 0) lay->npartnered++;
+    if (r == rank) lay->partner = partner;
+  }
+  free(node_at);
+}
+
 int prof_find_layout(prof_layout_t *lay, char *err, size_t errlen) {
   int rank, st = read_fake_per_node(&lay->fake_per_node, err, errlen), worst = st;
   PROF_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -52,6 +81,7 @@ int prof_find_layout(prof_layout_t *lay, char *err, size_t errlen) {
     pccl_level_t lvl = same ? PCCL_LEVEL_INTRA : PCCL_LEVEL_INTER;
     if (r > 0 && lay->peer[lvl] < 0) lay->peer[lvl] = r;
   }
+  find_partners(lay, leader, rank);
   free(leader);
   return PROF_EXIT_OK;
 }

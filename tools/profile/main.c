@@ -4,7 +4,8 @@
  * pccl_profile_load reads (docs/profiler.md). Rank 0 measures against one
  * partner per level while the other ranks sleep in a barrier, or, with
  * --loaded, poll in it as they would inside a collective while the pair
- * times latency and bandwidth. */
+ * times latency and bandwidth; with --host-cores, what a message between
+ * nodes costs a host that carries them all (host.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,13 @@ static int setup(int argc, char **argv, int rank, prof_options_t *o, prof_layout
               lay->size);
     return PROF_EXIT_USAGE;
   }
+  if (o->host_cores > 0 && lay->npartnered <= o->host_cores) {
+    if (rank == 0)
+      fprintf(stderr, "pccl-profile: --host-cores %d needs more ranks exchanging between nodes at "
+                      "once than cores (here %d, on %d node%s): the cores would not limit them\n",
+              o->host_cores, lay->npartnered, lay->nnodes, lay->nnodes == 1 ? "" : "s");
+    return PROF_EXIT_USAGE;
+  }
   return agree(rank == 0 ? check_output(o->out_path) : PROF_EXIT_OK);
 }
 
@@ -87,6 +95,15 @@ static void measure_level(const prof_options_t *o, const prof_layout_t *lay, pcc
 static int measure_and_report(const prof_options_t *o, const prof_layout_t *lay, int rank) {
   prof_level_t level[PCCL_LEVEL_COUNT];
   for (int l = 0; l < PCCL_LEVEL_COUNT; l++) measure_level(o, lay, (pccl_level_t)l, rank, &level[l]);
+  prof_host_t host = {0, 0, 0};
+  if (o->host_cores > 0) {
+    if (rank == 0) {
+      fprintf(stderr, "pccl-profile: measuring the host: %d ranks exchanging between nodes at once\n",
+              lay->npartnered);
+      fflush(stderr);
+    }
+    prof_measure_host(o, lay, &host);
+  }
   int st = PROF_EXIT_OK;
   double copy = 0, gamma = 0;
   if (rank == 0) {
@@ -95,7 +112,7 @@ static int measure_and_report(const prof_options_t *o, const prof_layout_t *lay,
     if (st != PROF_EXIT_OK) fprintf(stderr, "pccl-profile: out of memory measuring copy, gamma\n");
   }
   prof_idle_barrier(MPI_COMM_WORLD, 0);
-  if (rank == 0 && st == PROF_EXIT_OK) st = prof_report(o, lay, level, copy, gamma);
+  if (rank == 0 && st == PROF_EXIT_OK) st = prof_report(o, lay, level, &host, copy, gamma);
   return agree(st);
 }
 

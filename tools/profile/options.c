@@ -16,6 +16,7 @@
 #define MIN_MIN_SIZE ((size_t)1 << 10)
 #define MAX_MAX_SIZE ((size_t)1 << 30)
 #define MAX_NODE_RADIX (1 << 20) /* the profile format's limit */
+#define MAX_HOST_CORES (1 << 16) /* the profile format's limit */
 
 void prof_print_usage(FILE *out) {
   fputs("usage: mpirun -np N pccl-profile -o FILE [options]   (N >= 2)\n"
@@ -38,6 +39,11 @@ void prof_print_usage(FILE *out) {
         "                    then include the contention for cores of a full machine\n"
         "  --node-radix N    transfers one NIC carries at once, 0 (no limit) to 2^20,\n"
         "                    written to the profile as known, not measured (default 0)\n"
+        "  --host-cores N    every node is emulated on one host of N cores (1 to\n"
+        "                    65536): measure what a message between nodes costs it\n"
+        "                    (all ranks exchanging at once) and write host_cores N and\n"
+        "                    host_message (default: not measured, nodes have CPUs\n"
+        "                    of their own)\n"
         "  -h, --help        show this help\n"
         "exit status: 0 success, 1 measuring or writing failed, 2 bad arguments,\n"
         "environment or fewer than 2 ranks\n",
@@ -91,7 +97,7 @@ int prof_parse_options(int argc, char **argv, prof_options_t *o, char *err, size
       continue;
     }
     if (strcmp(a, "-o") && strcmp(a, "--name") && strcmp(a, "--reps") && strcmp(a, "--max-size") &&
-        strcmp(a, "--min-size") && strcmp(a, "--node-radix"))
+        strcmp(a, "--min-size") && strcmp(a, "--node-radix") && strcmp(a, "--host-cores"))
       return fail(err, errlen, "unknown option", a, NULL);
     if (!v) return fail(err, errlen, "needs a value", a, NULL);
     i++;
@@ -107,6 +113,9 @@ int prof_parse_options(int argc, char **argv, prof_options_t *o, char *err, size
     } else if (strcmp(a, "--node-radix") == 0) {
       if (!pccl_cli_int(v, 0, MAX_NODE_RADIX, &o->node_radix))
         return fail(err, errlen, "an integer 0 to 1048576 expected", a, v);
+    } else if (strcmp(a, "--host-cores") == 0) {
+      if (!pccl_cli_int(v, 1, MAX_HOST_CORES, &o->host_cores))
+        return fail(err, errlen, "an integer 1 to 65536 expected", a, v);
     } else if (strcmp(a, "--min-size") == 0) {
       if (!pccl_cli_size(v, &o->min_size) || o->min_size < MIN_MIN_SIZE ||
           o->min_size > MAX_MAX_SIZE / 2)

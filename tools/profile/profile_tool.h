@@ -25,6 +25,7 @@ typedef struct {
   size_t max_size; /* largest message of the G sweep, bytes */
   int loaded;      /* ranks outside the pair poll instead of sleeping */
   int node_radix;  /* written as given; 0: no limit */
+  int host_cores;  /* nodes on one host of this many cores: measure host_message; 0: no */
   int help;
 } prof_options_t;
 
@@ -41,6 +42,10 @@ typedef struct {
   int ranks_per_node;          /* ranks on rank 0's node */
   long fake_per_node;          /* PCCL_RANKS_PER_NODE; 0: unset */
   int peer[PCCL_LEVEL_COUNT];  /* the rank paired with rank 0; -1: none */
+  /* The host measurement's pairs: the i-th ranks of nodes 2j and 2j + 1 (in
+   * the order of their lowest ranks) */
+  int partner;                 /* this rank's; -1: none */
+  int npartnered;              /* ranks with one */
 } prof_layout_t;
 
 /* Collective over MPI_COMM_WORLD. PROF_EXIT_OK, or PROF_EXIT_USAGE with a
@@ -66,6 +71,15 @@ typedef struct {
 void prof_measure_overheads(MPI_Comm pair, const prof_options_t *o, prof_level_t *out);
 void prof_measure_timings(MPI_Comm pair, const prof_options_t *o, prof_level_t *out);
 
+/* The shared host (--host-cores): every partnered rank exchanges 1-byte
+ * messages with its partner at once (all), then rank 0 and its partner alone
+ * while the others poll (one); median seconds per exchange, on rank 0. */
+typedef struct {
+  double all, one;
+  double message; /* host_cores x all / npartnered: one message's core time */
+} prof_host_t;
+void prof_measure_host(const prof_options_t *o, const prof_layout_t *lay, prof_host_t *out);
+
 /* Rank-local costs per byte: memcpy and a float32 a[i] = b[i] + c[i] loop
  * over 64 MiB, the best of `reps` (at least 3). PROF_EXIT_FAIL when out of
  * memory. */
@@ -90,6 +104,7 @@ void prof_die(const char *fmt, ...);
 /* The profile from the measurements, the table on stdout and the file.
  * PROF_EXIT_OK or PROF_EXIT_FAIL (message on stderr). Rank 0 only. */
 int prof_report(const prof_options_t *o, const prof_layout_t *lay,
-                const prof_level_t level[PCCL_LEVEL_COUNT], double copy, double gamma);
+                const prof_level_t level[PCCL_LEVEL_COUNT], const prof_host_t *host,
+                double copy, double gamma);
 
 #endif /* PCCL_PROFILE_TOOL_H */

@@ -31,8 +31,8 @@ static void pair_text(const prof_layout_t *lay, pccl_level_t l, char *s, size_t 
 }
 
 static void build_profile(const prof_options_t *o, const prof_layout_t *lay,
-                          const prof_level_t lv[PCCL_LEVEL_COUNT], double copy, double gamma,
-                          pccl_profile_t *p) {
+                          const prof_level_t lv[PCCL_LEVEL_COUNT], const prof_host_t *host,
+                          double copy, double gamma, pccl_profile_t *p) {
   char where[96], pair[2][48]; /* short enough for the 255 characters of source */
   memset(p, 0, sizeof *p);
   snprintf(p->name, sizeof p->name, "%s", o->name);
@@ -48,6 +48,10 @@ static void build_profile(const prof_options_t *o, const prof_layout_t *lay,
   p->gamma = gamma;
   p->compress = PCCL_PROFILE_COMPRESS_DEFAULT; /* not measured */
   p->decompress = PCCL_PROFILE_DECOMPRESS_DEFAULT;
+  if (o->host_cores > 0) {
+    p->host_cores = o->host_cores;
+    p->host_message = host->message;
+  }
   for (int l = 0; l < PCCL_LEVEL_COUNT; l++) {
     const prof_level_t *m = lv[l].peer >= 0 ? &lv[l] : &lv[1 - l];
     p->level[l] = (pccl_loggp_t){m->L, m->o_s, m->o_r, m->g, m->G};
@@ -57,7 +61,8 @@ static void build_profile(const prof_options_t *o, const prof_layout_t *lay,
 /* ---- the table ------------------------------------------------------------------ */
 
 static void print_table(const prof_options_t *o, const prof_layout_t *lay,
-                        const prof_level_t lv[PCCL_LEVEL_COUNT], const pccl_profile_t *p) {
+                        const prof_level_t lv[PCCL_LEVEL_COUNT], const prof_host_t *host,
+                        const pccl_profile_t *p) {
   char where[128];
   layout_text(lay, where, sizeof where);
   printf("pccl-profile: %s, %d ranks on rank 0's node; %d repetitions, median kept\n", where,
@@ -87,6 +92,10 @@ static void print_table(const prof_options_t *o, const prof_layout_t *lay,
   printf("\nlocal (rank 0): copy %.4f ns/B (%.0f MB/s), gamma %.4f ns/B (%.0f MB/s)\n",
          p->copy * 1e9, p->copy > 0 ? 1e-6 / p->copy : 0.0, p->gamma * 1e9,
          p->gamma > 0 ? 1e-6 / p->gamma : 0.0);
+  if (o->host_cores > 0)
+    printf("host (%d core%s): %d ranks exchanging 1 byte between nodes at once %.1fus, rank 0's "
+           "pair alone %.1fus: host_message %.2fus\n",
+           o->host_cores, o->host_cores == 1 ? "" : "s", lay->npartnered, host->all * 1e6, host->one * 1e6, host->message * 1e6);
   printf("not measured: nics_per_node 1, device_radix 0, node_radix %d (%s)\n", p->node_radix,
          o->node_radix ? "as given" : "default");
 }
@@ -116,7 +125,7 @@ static void caveats(const prof_level_t lv[PCCL_LEVEL_COUNT], FILE *f, const char
 /* ---- the file ------------------------------------------------------------------- */
 
 static void header(FILE *f, const prof_options_t *o, const prof_layout_t *lay,
-                   const prof_level_t lv[PCCL_LEVEL_COUNT]) {
+                   const prof_level_t lv[PCCL_LEVEL_COUNT], const prof_host_t *hm) {
   char host[128] = "?", when[64] = "?", where[128];
   time_t now = time(NULL);
   struct tm tm;
@@ -135,6 +144,11 @@ static void header(FILE *f, const prof_options_t *o, const prof_layout_t *lay,
   if (o->loaded)
     fprintf(f, "# Loaded: the other ranks polled MPI without pause while each pair timed the\n"
                "# round trip, g and G; they slept while it timed o_s and o_r.\n");
+  if (o->host_cores > 0)
+    fprintf(f, "# Host: %d ranks exchanged 1 byte between nodes at once in %.6g s (rank 0's pair\n"
+               "# alone: %.6g s); host_message = %d core%s x that / %d.\n",
+            lay->npartnered, hm->all, hm->one, o->host_cores, o->host_cores == 1 ? "" : "s",
+            lay->npartnered);
   fprintf(f, "# Not measured: nics_per_node 1, device_radix 0 (defaults), node_radix %d (%s)"
              " (0: no limit);\n# compress, decompress: szp on the development machine"
              " (docs/profile-format.md).\n",
@@ -148,7 +162,8 @@ static int same_profile(const pccl_profile_t *a, const pccl_profile_t *b) {
       a->device_radix != b->device_radix || a->node_radix != b->node_radix)
     return 0;
   if (a->gamma != b->gamma || a->copy != b->copy || a->compress != b->compress ||
-      a->decompress != b->decompress || a->duplex != b->duplex)
+      a->decompress != b->decompress || a->duplex != b->duplex || a->host_cores != b->host_cores ||
+      a->host_message != b->host_message)
     return 0;
   for (int l = 0; l < PCCL_LEVEL_COUNT; l++) {
     const pccl_loggp_t *x = &a->level[l], *y = &b->level[l];
@@ -159,7 +174,8 @@ static int same_profile(const pccl_profile_t *a, const pccl_profile_t *b) {
 }
 
 static int write_file(const prof_options_t *o, const prof_layout_t *lay,
-                      const prof_level_t lv[PCCL_LEVEL_COUNT], const pccl_profile_t *p) {
+                      const prof_level_t lv[PCCL_LEVEL_COUNT], const prof_host_t *host,
+                      const pccl_profile_t *p) {
   size_t len = strlen(o->out_path) + 16;
   char *tmp = malloc(len), err[512];
   if (!tmp) {
@@ -171,7 +187,7 @@ static int write_file(const prof_options_t *o, const prof_layout_t *lay,
   pccl_status_t st = PCCL_ERR_INVALID_ARGUMENT;
   int ok = 0;
   if (f) {
-    header(f, o, lay, lv);
+    header(f, o, lay, lv, host);
     st = pccl_profile_write(f, p);
     ok = fclose(f) == 0 && st == PCCL_OK && rename(tmp, o->out_path) == 0;
   }
@@ -198,11 +214,12 @@ static int write_file(const prof_options_t *o, const prof_layout_t *lay,
 }
 
 int prof_report(const prof_options_t *o, const prof_layout_t *lay,
-                const prof_level_t lv[PCCL_LEVEL_COUNT], double copy, double gamma) {
+                const prof_level_t lv[PCCL_LEVEL_COUNT], const prof_host_t *host,
+                double copy, double gamma) {
   pccl_profile_t p;
-  build_profile(o, lay, lv, copy, gamma, &p);
-  print_table(o, lay, lv, &p);
+  build_profile(o, lay, lv, host, copy, gamma, &p);
+  print_table(o, lay, lv, host, &p);
   caveats(lv, stderr, "pccl-profile: warning: ");
   fflush(stdout);
-  return write_file(o, lay, lv, &p);
+  return write_file(o, lay, lv, host, &p);
 }
