@@ -17,9 +17,10 @@
  * slot (device radix). It then holds those slots for its wire time m*G; the
  * send step completes when the last byte has left, and the message arrives L
  * later. Where every node is emulated on one host (host_cores), a message
- * between nodes first waits for a turn of host_message on one of the host's
- * cores, which every rank's messages share (the kernel's work for a message
- * on an emulated link). The receive step starts once it is posted (ready) and the message
+ * first waits for a turn of host_message on one of the host's cores, which
+ * every rank's messages share (the kernel's work for a message on an
+ * emulated link, the switch to the rank that takes it). The receive step
+ * starts once it is posted (ready) and the message
  * has arrived, and completes after its CPU time. A transfer that finds a slot
  * taken waits in that slot's FIFO queue holding nothing but its send slot;
  * the slots it waits for are held only by transfers on the wire, which always
@@ -169,7 +170,7 @@ static double cpu(engine_t *e, int r, double t, double dur) {
   return rs->cpu_free;
 }
 
-/* The turn of a message between nodes on the shared host's cores: the
+/* The turn of a message on the shared host's cores: the
  * earliest free core from t on takes host_message; returns when it starts. */
 static double host_turn(engine_t *e, double t) {
   double *core = &e->host_free[0];
@@ -220,7 +221,7 @@ static void inject(engine_t *e, uint32_t i, double t) {
     push(e, from->inject_free[lvl], i, EV_INJECT);
     return;
   }
-  if (lvl == PCCL_LEVEL_INTER && e->host_free && !(s->flags & PCCL_SIM_HOSTED)) {
+  if (e->host_free && !(s->flags & PCCL_SIM_HOSTED)) {
     s->flags |= PCCL_SIM_HOSTED;
     double start = host_turn(e, t);
     if (start > t) {

@@ -49,9 +49,9 @@ typedef struct {
    * when a transfer starts; 0 or 1: full duplex */
   double duplex;
   /* Every node emulated on one host of host_cores cores (0: each node has
-   * CPUs of its own): a message between nodes takes host_message seconds of
-   * one of those cores before it goes on the wire, and waits for one to be
-   * free (docs/simulator.md, "Nodes on one host") */
+   * CPUs of its own): a message takes host_message seconds of one of those
+   * cores before it goes on the wire, and waits for one to be free
+   * (docs/simulator.md, "Nodes on one host") */
   int host_cores;
   double host_message;
   pccl_loggp_t level[PCCL_LEVEL_COUNT];

@@ -11,8 +11,8 @@
 
 #define PCCL_SIM_NIL UINT32_MAX /* no step */
 
-/* step flags; HOSTED: a send between nodes has had its turn on the host's
- * shared cores (profile key host_cores) */
+/* step flags; HOSTED: a send has had its turn on the host's shared cores
+ * (profile key host_cores) */
 enum { PCCL_SIM_POSTED = 1, PCCL_SIM_ARRIVED = 2, PCCL_SIM_DONE = 4, PCCL_SIM_HOSTED = 8 };
 
 typedef struct {

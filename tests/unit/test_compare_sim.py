@@ -2,8 +2,9 @@
 """test_compare_sim.py - tools/plot/compare_sim.py on a measured and a
 simulated CSV written here, whose rankings are known by construction: the
 best choices, the ratio, Kendall's tau and the separated pairs it prints
-are checked against values worked out by hand below, and --times on a
-fixed-k algorithm named differently by the two tools."""
+are checked against values worked out by hand below, --times on a
+fixed-k algorithm named differently by the two tools, and the library's
+choice timed by its candidate row."""
 import os
 import subprocess
 import sys
@@ -42,6 +43,24 @@ def main():
         write(sim, [("recdbl", 2, 150, ""), ("ring", 0, 10, ""), ("bruck", 0, 10, "")])
         times = subprocess.run(["/usr/bin/python3", SCRIPT, meas, sim, "--times", "recdbl"],
                                capture_output=True, text=True, check=True).stdout
+        # The library's choice (auto rows) timed by its candidate row, at two
+        # sizes: 1024 B ran recmul:4 (50 us; fastest: bruck 48, 0.96, within
+        # 5%), 2048 B ran ring (100 us; fastest recmul:4 80, 0.80). Raw times.
+        with open(meas, "w") as f:
+            f.write(HEAD)
+            for size, rows in ((1024, [("auto:recmul", 4, 45), ("recmul", 4, 50), ("bruck", 0, 48),
+                                        ("ring", 0, 100)]),
+                               (2048, [("auto:ring", 0, 90), ("ring", 0, 100), ("recmul", 4, 80),
+                                       ("bruck", 0, 120)])):
+                for algo, k, t in rows:
+                    f.write(f"allgather,{algo},{k},4,2,{size},{t},100\n")
+        with open(sim, "w") as f:
+            f.write(HEAD)
+            for size in (1024, 2048):
+                for algo, k, t in (("recmul", 4, 1), ("bruck", 0, 2), ("ring", 0, 3)):
+                    f.write(f"allgather,{algo},{k},4,2,{size},{t},\n")
+        picked = subprocess.run(["/usr/bin/python3", SCRIPT, meas, sim, "--raw"],
+                                capture_output=True, text=True, check=True).stdout
     row = next(line.split() for line in out.splitlines() if line.strip().startswith("1024"))
     # Of the six pairs only (ring, recmul:4) is ordered against the
     # measurement: tau (5 - 1) / 6. Measured more than 10% apart: all but
@@ -53,9 +72,13 @@ def main():
     trow = next((line.split() for line in times.splitlines() if line.strip().startswith("1024")), None)
     if trow != ["1024", "recdbl", "300.0", "150.0", "2.00"]:
         failures.append(f"--times row {trow}, want 1024 recdbl 300.0 150.0 2.00:\n{times}")
+    want_pick = ("within 5% of the fastest candidate at 1 of 2 sizes "
+                 "(per size: 1024 recmul:4 0.96, 2048 ring 0.80)")
+    if want_pick not in picked:
+        failures.append(f"choice line missing or wrong, want '{want_pick}':\n{picked}")
     for f in failures:
         print("FAIL", f)
-    print(f"test_compare_sim: {3 - len(failures)} passed, {len(failures)} failed")
+    print(f"test_compare_sim: {4 - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 

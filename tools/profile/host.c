@@ -1,12 +1,13 @@
-/* host.c - pccl-profile --host-cores: what one message between nodes costs
- * the host when every node is emulated on it (docs/profiler.md). Every
+/* host.c - pccl-profile --host-cores: what one message costs the host when
+ * every node is emulated on it, measured on messages between nodes
+ * (docs/profiler.md). Every
  * partnered rank exchanges 1-byte messages with its partner on the
  * neighbouring node, all pairs at once; then rank 0 and its partner alone,
  * while the others poll. With all pairs at once, the host's cores carry
  * npartnered messages per exchange round: where they limit the rounds, one
  * message takes host_cores x round / npartnered of a core, which is what the
  * simulator's host_message charges (a turn on one of host_cores cores per
- * message between nodes). */
+ * message). */
 #include <stdlib.h>
 
 #include "profile_tool.h"
