@@ -380,13 +380,22 @@ const size_t *pccl_blocks_split_at(pccl_sb_t *sb, int nblocks, size_t first, siz
 static inline const size_t *pccl_blocks_split(pccl_sb_t *sb, int nblocks, size_t count) {
   return pccl_blocks_split_at(sb, nblocks, 0, count);
 }
-/* The largest of nblocks blocks, in elements. */
-size_t pccl_blocks_largest(const size_t *boff, int nblocks);
-
 /* A ring over a group: the member this one sends to and receives from. */
 typedef struct {
   int right, left;
 } pccl_ring_t;
+
+/* For a call's blocks: run[i], how many blocks from i downwards (i, i-1,
+ * ..., cyclically) are empty, p when all are; and the largest block. A ring
+ * jumps over the rounds that would move empty blocks only, so that a rank's
+ * schedule costs its steps to build, not p rounds. Made once for the ranks
+ * of a call where the blocks are shared by them (the simulator's memo), else
+ * by this rank; NULL (the builder's status set) when out of memory. */
+typedef struct {
+  size_t largest;
+  uint32_t run[];
+} pccl_ring_gaps_t;
+const pccl_ring_gaps_t *pccl_ring_gaps(pccl_sb_t *sb, const size_t *boff, int p);
 
 static inline pccl_ring_t pccl_ring_of(const pccl_group_t *g) {
   pccl_ring_t r = {pccl_group_rank(g, (g->me + 1) % g->size),

@@ -84,13 +84,6 @@ const size_t *pccl_blocks_split_at(pccl_sb_t *sb, int nblocks, size_t first, siz
   return b;
 }
 
-size_t pccl_blocks_largest(const size_t *boff, int nblocks) {
-  size_t largest = 0;
-  for (int b = 0; b < nblocks; b++)
-    if (boff[b + 1] - boff[b] > largest) largest = boff[b + 1] - boff[b];
-  return largest;
-}
-
 pccl_status_t pccl_flat_allgather(pccl_sb_t *sb, const pccl_coll_args_t *a, pccl_group_ag_fn fn) {
   pccl_group_t g = pccl_group_all(a);
   const size_t *boff = a->boff ? a->boff : pccl_blocks_equal(sb, a->nranks, a->count);

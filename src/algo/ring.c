@@ -14,27 +14,18 @@
  *   all-reduce: 2 (p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma
  *
  * A round whose blocks are all empty sends nothing; runs of them are jumped
- * over (see gaps_t), so that a rank's schedule costs its steps to build, not
+ * over (pccl_ring_gaps), so that a rank's schedule costs its steps to build, not
  * p rounds: an all-reduce of 32 elements on 32,768 ranks has 128 steps a
  * rank. */
 #include "algo.h"
 
-/* For a call's blocks: run[i], how many blocks from i downwards (i, i-1,
- * ..., cyclically) are empty, p when all are; and the largest block. */
-typedef struct {
-  size_t largest;
-  uint32_t run[];
-} gaps_t;
-
-/* The blocks' gaps, made once for the ranks of a call where the blocks are
- * shared by them (the simulator's memo), else by this rank. */
-static const gaps_t *gaps_of(pccl_sb_t *sb, const size_t *boff, int p) {
+const pccl_ring_gaps_t *pccl_ring_gaps(pccl_sb_t *sb, const size_t *boff, int p) {
   static const char tag;
   uint64_t key[3] = {(uintptr_t)&tag, (uintptr_t)boff, (uint64_t)p};
-  size_t bytes = sizeof(gaps_t) + (size_t)p * sizeof(uint32_t);
+  size_t bytes = sizeof(pccl_ring_gaps_t) + (size_t)p * sizeof(uint32_t);
   int fresh = 1;
-  gaps_t *g = pccl_sb_is_shared(sb, boff) ? pccl_sb_shared(sb, key, sizeof key, bytes, &fresh)
-                                          : pccl_sb_scratch(sb, bytes);
+  pccl_ring_gaps_t *g = pccl_sb_is_shared(sb, boff) ? pccl_sb_shared(sb, key, sizeof key, bytes, &fresh)
+                                                    : pccl_sb_scratch(sb, bytes);
   if (!g || !fresh) return g;
   int last = -1; /* a block that is not empty */
   g->largest = 0;
@@ -62,7 +53,7 @@ void pccl_ring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *bof
     from_in = pccl_rg(in->buf, in->off, mine.len);
     pccl_sb_copy(sb, mine, from_in);
   }
-  const gaps_t *gaps = gaps_of(sb, boff, p);
+  const pccl_ring_gaps_t *gaps = pccl_ring_gaps(sb, boff, p);
   if (!gaps) return; /* the builder's status says why */
   for (int s = 0; s < p - 1; s++) {
     int sent = (me - s + p) % p, got = (me - s - 1 + p) % p;
@@ -85,7 +76,7 @@ void pccl_ring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const size_t
     return;
   }
   pccl_ring_t ring = pccl_ring_of(g);
-  const gaps_t *gaps = gaps_of(sb, boff, p);
+  const pccl_ring_gaps_t *gaps = pccl_ring_gaps(sb, boff, p);
   if (!gaps) return;
   /* Two receive buffers, so a receive can be posted while the previous
    * partial sum is still being sent. */

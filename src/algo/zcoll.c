@@ -46,7 +46,9 @@ typedef struct {
   size_t n;
 } zslots_t;
 
-static size_t nchunks(size_t len) { return len ? (len + PCCL_ZCHUNK - 1) / PCCL_ZCHUNK : 1; }
+/* An empty region has no chunk: nothing is compressed or sent for it (both
+ * sides know its length), so a ring's empty rounds emit no steps. */
+static size_t nchunks(size_t len) { return (len + PCCL_ZCHUNK - 1) / PCCL_ZCHUNK; }
 
 static size_t chunk_len(size_t len, size_t c) {
   size_t off = c * PCCL_ZCHUNK;
@@ -58,7 +60,9 @@ static pccl_region_t chunk(pccl_region_t r, size_t c) {
 }
 
 static zslots_t zslots(pccl_sb_t *sb, size_t len) {
-  zslots_t z = {pccl_sb_scratch(sb, nchunks(len) * sizeof(pccl_slot_t)), nchunks(len)};
+  zslots_t z = {NULL, nchunks(len)};
+  if (z.n == 0) return z;
+  z.s = pccl_sb_scratch(sb, z.n * sizeof(pccl_slot_t));
   if (!z.s) z.n = 0; /* the builder fails the schedule */
   return z;
 }
@@ -93,11 +97,16 @@ static void zring_reduce_scatter(pccl_sb_t *sb, const pccl_group_t *g, const siz
     return;
   }
   pccl_ring_t ring = pccl_ring_of(g);
-  size_t largest = pccl_blocks_largest(boff, p);
-  size_t tmp[2] = {pccl_sb_tmp(sb, largest), pccl_sb_tmp(sb, largest)};
+  const pccl_ring_gaps_t *gaps = pccl_ring_gaps(sb, boff, p);
+  if (!gaps) return; /* the builder's status says why */
+  size_t tmp[2] = {pccl_sb_tmp(sb, gaps->largest), pccl_sb_tmp(sb, gaps->largest)};
   zsend(sb, ring.right, zcompress(sb, pccl_block(in, boff, (me + p - 1) % p)));
   for (int s = 0; s < p - 1; s++) {
     int b = (me - s - 2 + 2 * p) % p;
+    if (gaps->run[b] >= 1) { /* rounds s .. s + run - 1 reduce empty blocks only */
+      s += (int)gaps->run[b] - 1;
+      continue;
+    }
     pccl_region_t mine = pccl_block(in, boff, b);
     pccl_region_t got = pccl_rg(PCCL_BUF_TMP, tmp[s % 2], mine.len);
     zslots_t in_slots = zrecv(sb, ring.left, mine.len);
@@ -118,10 +127,17 @@ static void zring_allgather(pccl_sb_t *sb, const pccl_group_t *g, const size_t *
                             pccl_region_t mine, pccl_place_t out) {
   int p = g->size, me = g->me;
   pccl_ring_t ring = pccl_ring_of(g);
+  const pccl_ring_gaps_t *gaps = pccl_ring_gaps(sb, boff, p);
+  if (!gaps) return;
   zslots_t fwd = zcompress(sb, mine);
   zdecompress(sb, pccl_block(out, boff, me), fwd);
   for (int s = 0; s < p - 1; s++) {
-    int b = (me - s - 1 + p) % p;
+    int b = (me - s - 1 + p) % p, sent = (b + 1) % p;
+    if (gaps->run[sent] >= 2) { /* rounds s .. s + run - 2 move empty blocks only */
+      s += (int)gaps->run[sent] - 2;
+      fwd = (zslots_t){NULL, 0}; /* the last of them received an empty block */
+      continue;
+    }
     zsend(sb, ring.right, fwd);
     fwd = zrecv(sb, ring.left, boff[b + 1] - boff[b]);
     zdecompress(sb, pccl_block(out, boff, b), fwd);

@@ -609,6 +609,33 @@ static void check_stages_only(const pccl_algo_t *al, int p) {
   ok ? passed++ : failed++;
 }
 
+/* A ring moves no empty block: zring with `count` elements on p ranks, most
+ * blocks empty, sends each element's block p - 1 times per ring (two rings
+ * for all-reduce, one for all-gather and reduce-scatter, whose blocks are
+ * count elements each: none empty) and compresses nothing more. Counted
+ * over every rank's schedule against that closed form. */
+static void check_empty_blocks(const pccl_algo_t *al, int p, size_t count) {
+  if (strcmp(al->name, "zring") != 0) return;
+  zcase_t zc = {al, p, 0, count, 0, PCCL_FLOAT32, PCCL_SUM, 1e-2, &pccl_mem_transport, 0};
+  int allreduce = al->coll == PCCL_COLL_ALLREDUCE;
+  size_t blocks = allreduce ? count : (size_t)p; /* the non-empty ones, one chunk each */
+  size_t want = (allreduce ? 2 : 1) * blocks * (size_t)(p - 1), sends = 0;
+  int ok = 1;
+  for (int r = 0; r < p && ok; r++) {
+    pccl_sched_t s;
+    if (build(&zc, r, NULL, (size_t)1 << 30, &s) != PCCL_OK) {
+      ok = 0;
+      break;
+    }
+    for (uint32_t i = 0; i < s.nsteps; i++) sends += s.steps[i].kind == PCCL_STEP_SEND;
+    pccl_sched_free(&s);
+  }
+  if (!ok || sends != want)
+    printf("FAIL %s/%s p=%d count=%zu: %zu sends over all ranks, want %zu\n",
+           pccl_coll_name(al->coll), al->name, p, count, sends, want);
+  ok && sends == want ? passed++ : failed++;
+}
+
 static void run_algo(const pccl_algo_t *al) {
   static const int ps[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
                            13, 14, 15, 16, 17, 18, 19, 20, 31, 32, 33};
@@ -673,6 +700,7 @@ static void run_algo(const pccl_algo_t *al) {
     if (p == 2 || p == 3) check_no_lossy(al, p);
   }
   run_chunked(al);
+  check_empty_blocks(al, 64, 3);
   for (int p = 34; p <= 130 && p <= 4 * g_max_p; p++) check_stages_only(al, p);
 }
 
