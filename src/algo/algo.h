@@ -161,6 +161,9 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
   X(ALLREDUCE_HIER_LEADER, ALLREDUCE, "hier_leader", 2, 1,                                      \
     "two-level, one leader per node: reduce to it, recursive multiplying (radix k) all-reduce "  \
     "between leaders, broadcast in the node", pccl_gen_allreduce_hier_leader)                     \
+  X(ALLREDUCE_HIER_LEADER_RAB, ALLREDUCE, "hier_leader_rab", 2, 1,                              \
+    "two-level, one leader per node: reduce to it, Rabenseifner (radix-k reduce-scatter, "       \
+    "all-gather) between leaders, broadcast in the node", pccl_gen_allreduce_hier_leader_rab)     \
   X(ALLREDUCE_SEG, ALLREDUCE, "seg", 0, 0,                                                        \
     "node segment: flag and data in one cache line when small, else chunks every rank reduces "   \
     "from its peers' slots; one node", pccl_gen_seg)                                             \

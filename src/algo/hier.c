@@ -531,7 +531,11 @@ static pccl_status_t gen_leader(pccl_sb_t *sb, const pccl_coll_args_t *a) {
  * rank: the form for vectors small enough that messages, not bytes, cost.
  * Cost: 2 ceil(log2 M) (alpha + n beta) + n gamma log2 M in the node, plus
  * log_k N (alpha + (k-1) n beta + (k-1) n gamma) between nodes. */
-static pccl_status_t gen_leader_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+/* Between the leaders, `rab` set: Rabenseifner's form (recursive
+ * multiplying reduce-scatter of N near-equal parts, then all-gather), which
+ * moves 2 (N-1)/N of the vector where the whole-vector exchange moves it
+ * log_k N times; else the recursive multiplying all-reduce. */
+static pccl_status_t gen_leader_allreduce(pccl_sb_t *sb, const pccl_coll_args_t *a, int rab) {
   static const char tag;
   const pccl_topo_t *t = a->topo;
   if (!t) return PCCL_ERR_INTERNAL;
@@ -550,13 +554,26 @@ static pccl_status_t gen_leader_allreduce(pccl_sb_t *sb, const pccl_coll_args_t 
     pccl_binomial_reduce(sb, &in_node, in, out);
     in = out;
   }
-  if (local == 0) pccl_recmul_allreduce(sb, &leaders, in, out);
+  if (local == 0 && rab) {
+    const size_t *parts = pccl_blocks_split(sb, N, a->count);
+    if (!parts) return PCCL_ERR_NO_MEMORY;
+    pccl_place_t vec = {PCCL_BUF_RECV, 0};
+    pccl_recmul_reduce_scatter(sb, &leaders, parts, (pccl_place_t){in.buf, in.off},
+                               (pccl_place_t){PCCL_BUF_RECV, parts[node]});
+    pccl_recmul_allgather(sb, &leaders, parts, NULL, vec);
+  } else if (local == 0) {
+    pccl_recmul_allreduce(sb, &leaders, in, out);
+  }
   if (in_node.size > 1) pccl_binomial_bcast(sb, &in_node, NULL, out);
   return PCCL_OK;
 }
 
 pccl_status_t pccl_gen_allreduce_hier_leader(pccl_sb_t *sb, const pccl_coll_args_t *a) {
-  return gen_leader_allreduce(sb, a);
+  return gen_leader_allreduce(sb, a, 0);
+}
+
+pccl_status_t pccl_gen_allreduce_hier_leader_rab(pccl_sb_t *sb, const pccl_coll_args_t *a) {
+  return gen_leader_allreduce(sb, a, 1);
 }
 
 pccl_status_t pccl_gen_allgather_hier_leader(pccl_sb_t *sb, const pccl_coll_args_t *a) {

@@ -64,8 +64,14 @@ static const rule_t rules[] = {
      * of pccl-bench -a hier_rec,hier_leader,hier_ring_pipe,hier_rec_pipe
      * beside Open MPI (docs/results/allreduce-nodes): 8 B-32 KiB
      * hier_leader 0.82-2.65x Open MPI, hier_rec 0.40-1.01x; 2-8 MiB
-     * hier_ring_pipe:4 0.87-1.37x, hier_rec 0.99-1.31x. */
+     * hier_ring_pipe:4 0.87-1.37x, hier_rec 0.99-1.31x. Above 32 KiB, up
+     * to 64 KiB, the leaders exchange Rabenseifner's way (hier_leader_rab):
+     * the same four cells, 5 rounds (leader-rab-*): at 64 KiB
+     * hier_leader_rab 0.97-1.33x Open MPI, hier_rec 0.86-1.00x,
+     * hier_leader 0.43-1.16x; at 32 KiB hier_leader is still ahead in 3 of
+     * the 4, at 128 KiB hier_rec in 2 (and within 10% in the others). */
     {PCCL_COLL_ALLREDUCE, 32 << 10, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_LEADER, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_LEADER_RAB, 0, 0},
     {PCCL_COLL_ALLREDUCE, 1 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC, 0, 0},
     {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING_PIPE, 0, 0},
     /* One node with a segment (src/transport/seg). Small calls take its
