@@ -30,32 +30,35 @@ static int node_leader(int rank, long per_node) {
   return leader;
 }
 
-/* The i-th rank of node n (nodes numbered by their lowest ranks); -1: none. */
-static int nth_of_node(const int *leader, int size, int node_leader_rank, int i) {
-  for (int r = node_leader_rank; r < size; r++)
-    if (leader[r] == node_leader_rank && i-- == 0) return r;
-  return -1;
-}
-
-/* Nodes 2j and 2j + 1 pair their i-th ranks (an odd node out, and the ranks
- * of the larger node past the smaller's count, have no partner). */
+/* Nodes 2j and 2j + 1 (numbered by their lowest ranks) pair their i-th
+ * ranks; an odd node out, and the ranks of the larger node past the
+ * smaller's count, have no partner. The nodes' members are listed once, in
+ * rank order (off[n] .. off[n+1] in member), so this is linear in the ranks. */
 static void find_partners(prof_layout_t *lay, const int *leader, int rank) {
-  int *node_at = malloc((size_t)lay->nnodes * sizeof *node_at), n = 0;
-  if (!node_at) prof_die("out of memory");
-  for (int r = 0; r < lay->size; r++)
-    if (leader[r] == r) node_at[n++] = r;
+  int size = lay->size, N = lay->nnodes;
+  int *node = malloc((size_t)size * sizeof *node), *off = calloc((size_t)N + 1, sizeof *off);
+  int *member = malloc((size_t)size * sizeof *member), *fill = calloc((size_t)N, sizeof *fill);
+  if (!node || !off || !member || !fill) prof_die("out of memory");
+  for (int r = 0, n = 0; r < size; r++) /* a node's leader comes before its members */
+    node[r] = leader[r] == r ? n++ : node[leader[r]];
+  for (int r = 0; r < size; r++) off[node[r] + 1]++;
+  for (int n = 0; n < N; n++) off[n + 1] += off[n];
   lay->partner = -1;
   lay->npartnered = 0;
-  for (int r = 0; r < lay->size; r++) {
-    int node = 0, i = 0;
-    while (node_at[node] != leader[r]) node++;
-    for (int q = leader[r]; q < r; q++) i += leader[q] == leader[r];
-    int other = node ^ 1;
-    int partner = other < n ? nth_of_node(leader, lay->size, node_at[other], i) : -1;
-    if (partner >= 0) lay->npartnered++;
-    if (r == rank) lay->partner = partner;
+  for (int r = 0; r < size; r++) member[off[node[r]] + fill[node[r]]++] = r;
+  for (int n = 0; n < N; n++) {
+    int other = n ^ 1;
+    if (other >= N) continue;
+    int pairs = off[n + 1] - off[n] < off[other + 1] - off[other] ? off[n + 1] - off[n]
+                                                                  : off[other + 1] - off[other];
+    lay->npartnered += pairs;
+    for (int i = 0; i < pairs; i++)
+      if (member[off[n] + i] == rank) lay->partner = member[off[other] + i];
   }
-  free(node_at);
+  free(node);
+  free(off);
+  free(member);
+  free(fill);
 }
 
 int prof_find_layout(prof_layout_t *lay, char *err, size_t errlen) {
