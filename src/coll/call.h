@@ -62,6 +62,8 @@ typedef struct {
   const pccl_sched_t *sched; /* the one running */
   const pccl_sched_t *main;  /* the call's own */
   pccl_choice_t choice;      /* its algorithm */
+  int on_seg;                /* the call runs on the node segment (seg), not a schedule */
+  pccl_seg_op_t seg;
   /* the agreement or the vote: an all-reduce with MIN of aux[] */
   pccl_call_t aux_call;
   int64_t aux[PCCL_AGREE_NVALUES];

@@ -728,24 +728,6 @@ static pccl_status_t stream(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice
   return st;
 }
 
-/* A call the node segment runs: the whole collective as its one step,
- * without a schedule to fetch or an executor to set up. Any error leaves
- * the segment's rounds out of step, so it breaks the communicator. */
-/* How a node-segment algorithm moves its data. */
-static pccl_seg_path_t seg_path(pccl_algo_id_t id) {
-  switch (id) {
-  case PCCL_ALGO_ALLREDUCE_CMA:
-  case PCCL_ALGO_ALLGATHER_CMA:
-  case PCCL_ALGO_BROADCAST_CMA:
-  case PCCL_ALGO_REDUCE_CMA: return PCCL_SEG_DIRECT;
-  case PCCL_ALGO_ALLREDUCE_SEG_CMA:
-  case PCCL_ALGO_ALLGATHER_SEG_CMA:
-  case PCCL_ALGO_BROADCAST_SEG_CMA:
-  case PCCL_ALGO_REDUCE_SEG_CMA: return PCCL_SEG_TIMED;
-  default: return PCCL_SEG_BUFFERS;
-  }
-}
-
 /* The blocks of a v-collective as the segment takes them (seg.h). */
 static void seg_blocks(const pccl_comm_t *comm, const pccl_call_t *c, const size_t *places,
                        pccl_seg_call_t *call) {
@@ -785,11 +767,16 @@ static pccl_status_t one_rank(const pccl_comm_t *comm, const pccl_call_t *c, con
   return PCCL_OK;
 }
 
-static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
+/* an all-gatherv's blocks land at their places (packed: boff) */
+static const size_t *places_of(const pccl_comm_t *comm, const pccl_call_t *c) {
+  return c->nblocks > (size_t)comm->size + 1 ? c->blocks + comm->size + 1 : c->blocks;
+}
+
+/* A call as the node segment takes it, after the checks that the
+ * segment can run it here. */
+static pccl_status_t seg_call(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice,
+                              pccl_seg_call_t *call) {
   const char *api = api_of(c);
-  /* an all-gatherv's blocks land at their places (packed: boff) */
-  const size_t *places = c->nblocks > (size_t)comm->size + 1 ? c->blocks + comm->size + 1 : c->blocks;
-  if (comm->size == 1) return one_rank(comm, c, places);
   if (!comm->seg)
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api, "algorithm %s: no node segment (%s)",
                        choice.algo->name, comm->seg_why);
@@ -797,28 +784,45 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choic
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
                        "algorithm %s runs on host buffers only; use another algorithm",
                        choice.algo->name);
-  pccl_seg_path_t path = seg_path(choice.algo->id);
+  pccl_seg_path_t path = pccl__seg_path(choice.algo->id);
   if (path != PCCL_SEG_BUFFERS && !pccl_seg_runs_direct(comm->seg, c->coll))
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
                        "algorithm %s: the node's ranks may not read and write each other's memory "
                        "here (cross-memory attach refused); use seg or another algorithm",
                        choice.algo->name);
-  pccl_seg_call_t call = {.coll = c->coll, .sendbuf = c->sendbuf, .recvbuf = c->recvbuf,
-                          .count = c->count, .dtype = c->dtype, .op = c->op, .root = c->root,
-                          .inplace = c->inplace, .path = path,
-                          .scratch_limit = comm->scratch_limit};
-  seg_blocks(comm, c, places, &call);
-  pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, pccl__request_idle};
-  char why[PCCL_ERROR_LEN - 64];
-  int in_step;
-  pccl_status_t st = pccl_seg_run(comm->seg, &call, &watch, why, sizeof why, &in_step);
-  if (st == PCCL_OK) return st;
+  *call = (pccl_seg_call_t){.coll = c->coll, .sendbuf = c->sendbuf, .recvbuf = c->recvbuf,
+                            .count = c->count, .dtype = c->dtype, .op = c->op, .root = c->root,
+                            .inplace = c->inplace, .path = path,
+                            .scratch_limit = comm->scratch_limit};
+  seg_blocks(comm, c, places_of(comm, c), call);
+  return PCCL_OK;
+}
+
+/* A failure on the segment: its rounds are out of step (unless in_step),
+ * so the communicator breaks. */
+static pccl_status_t seg_failed(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice,
+                                pccl_status_t st, const char *why, int in_step) {
+  const char *api = api_of(c);
   if (in_step) return pccl__error(comm, st, api, "algorithm %s: %s", choice.algo->name, why);
   pccl__error(comm, st, api, "algorithm %s: %s; the communicator is now broken", choice.algo->name,
               why);
   comm->broken = st;
   snprintf(comm->broken_why, sizeof comm->broken_why, "%s", comm->error);
   return st;
+}
+
+/* A call the node segment runs: the whole collective as its one step,
+ * without a schedule to fetch or an executor to set up. */
+static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
+  if (comm->size == 1) return one_rank(comm, c, places_of(comm, c));
+  pccl_seg_call_t call;
+  pccl_status_t st = seg_call(comm, c, choice, &call);
+  if (st != PCCL_OK) return st;
+  pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, pccl__request_idle};
+  char why[PCCL_ERROR_LEN - 64];
+  int in_step;
+  st = pccl_seg_run(comm->seg, &call, &watch, why, sizeof why, &in_step);
+  return st == PCCL_OK ? st : seg_failed(comm, c, choice, st, why, in_step);
 }
 
 /* A repeated call: validation and selection depend only on the call's
@@ -869,9 +873,14 @@ static void note_choice(pccl_comm_t *comm, pccl_choice_t choice) {
   comm->last_choice = choice;
 }
 
+/* pccl's own non-blocking calls (PCCL_CHECK's agreement, the scratch
+ * vote) run as schedules (begin_aux); a caller's may take the segment where
+ * it runs them without waiting. */
 static unsigned select_flags(const pccl_comm_t *comm, const pccl_call_t *c) {
-  int no_seg = c->device || (c->nonblocking && comm->size > 1);
-  return (no_seg ? PCCL_SELECT_NO_SEG : 0u) | (c->internal ? PCCL_SELECT_UNFORCED : 0u);
+  int nb = c->nonblocking && comm->size > 1;
+  int no_seg = c->device || (nb && c->internal);
+  return (no_seg ? PCCL_SELECT_NO_SEG : nb ? PCCL_SELECT_NB : 0u) |
+         (c->internal ? PCCL_SELECT_UNFORCED : 0u);
 }
 
 /* Validation and selection (or what the memo kept of them) into *choice;
@@ -888,7 +897,6 @@ static pccl_status_t prepare(pccl_comm_t *comm, pccl_call_t *c, int checked, pcc
     /* a rank that sees only its own counts selects even when they are 0,
      * so that PCCL_CHECK finds the algorithm its peers run */
     if (st == PCCL_OK && (c->count > 0 || infos[c->coll].own_counts)) {
-      /* the segment waits for the node's ranks: never a non-blocking call's */
       *choice = c->lossy_call ? pccl__select_lossy(comm, c->coll, reported_bytes(c))
                               : pccl__select(comm, c->coll, reported_bytes(c), select_flags(comm, c));
       if (!choice->algo)
@@ -971,6 +979,30 @@ static pccl_status_t begin_main(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run
   return exec_begin(comm, c, r->main, r, NULL);
 }
 
+/* A non-blocking call on the node segment: set up here, moved by
+ * advance_seg (on one rank, a copy done at once). */
+static pccl_status_t begin_seg(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
+  if (comm->size == 1) return run_seg(comm, c, r->choice);
+  pccl_seg_call_t call;
+  char why[PCCL_ERROR_LEN - 64];
+  pccl_status_t st = seg_call(comm, c, r->choice, &call);
+  if (st != PCCL_OK) return st;
+  if ((st = pccl_seg_start(comm->seg, &call, &r->seg, why, sizeof why)) != PCCL_OK)
+    return pccl__error(comm, st, api_of(c), "algorithm %s: %s", r->choice.algo->name, why);
+  r->on_seg = 1;
+  r->phase = PCCL_PHASE_MAIN;
+  return PCCL_OK;
+}
+
+static pccl_status_t advance_seg(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
+  pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, NULL};
+  char why[PCCL_ERROR_LEN - 64];
+  int done;
+  pccl_status_t st = pccl_seg_advance(comm->seg, &r->seg, &watch, why, sizeof why, &done);
+  if (st != PCCL_OK || done) r->phase = PCCL_PHASE_DONE;
+  return st == PCCL_OK ? st : seg_failed(comm, c, r->choice, st, why, 0);
+}
+
 /* After validation and selection (and PCCL_CHECK's agreement): the call's
  * schedule, then the scratch vote or the call itself. A non-blocking call
  * is never streamed, but a large one's ranks still vote on the largest
@@ -978,12 +1010,9 @@ static pccl_status_t begin_main(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run
  * PCCL_MAX_SCRATCH fails alike everywhere instead of on some ranks. */
 static pccl_status_t begin_call(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
   r->phase = PCCL_PHASE_DONE;
+  r->on_seg = 0;
   if (c->count == 0) return PCCL_OK;
-  if (r->choice.algo->generate == pccl_gen_seg) {
-    if (comm->size == 1) return run_seg(comm, c, r->choice); /* a copy */
-    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api_of(c),
-                       "PCCL_ALGO forces %s, which runs blocking calls only", r->choice.algo->name);
-  }
+  if (r->choice.algo->generate == pccl_gen_seg) return begin_seg(comm, c, r);
   pccl_status_t st = schedule_of(comm, c, r->choice, &r->main);
   if (st != PCCL_OK) return st;
   size_t largest = (c->send_elems > c->recv_elems ? c->send_elems : c->recv_elems) * c->esize;
@@ -1045,6 +1074,7 @@ static pccl_status_t after_aux(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_
 
 pccl_status_t pccl__call_advance(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
   while (r->phase != PCCL_PHASE_DONE) {
+    if (r->phase == PCCL_PHASE_MAIN && r->on_seg) return advance_seg(comm, c, r);
     pccl_call_t *now = r->phase == PCCL_PHASE_MAIN ? c : &r->aux_call;
     int progressed = 0;
     double waited = 0.0;
@@ -1169,9 +1199,12 @@ pccl_status_t pccl__call_validate(pccl_comm_t *comm, pccl_call_t *c) {
   if (!c->chosen.algo)
     return pccl__error(comm, PCCL_ERR_CONFIG, c->api, "PCCL_ALGO excludes every algorithm of %s",
                        pccl_coll_name(c->coll));
-  if (c->chosen.algo->generate == pccl_gen_seg && comm->size > 1)
+  if (c->chosen.algo->generate == pccl_gen_seg && comm->size > 1 &&
+      !pccl__seg_takes_nb(comm, c->chosen, c->coll, c->count * c->esize))
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, c->api,
-                       "PCCL_ALGO forces %s:%s, which runs blocking calls only",
+                       "PCCL_ALGO forces %s:%s, which runs this call blocking only (the "
+                       "segment's non-blocking calls: its buffers, no v-collective, an "
+                       "all-reduce below the size it splits at)",
                        pccl_coll_name(c->coll), c->chosen.algo->name);
   return PCCL_OK;
 }

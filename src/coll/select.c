@@ -264,33 +264,55 @@ static struct pccl_sel *compile(pccl_comm_t *comm) {
   return t;
 }
 
-/* The node segment reads and writes the buffers with the CPU and waits for
- * the node's ranks: a call on device buffers, or a non-blocking one, goes
- * past its rows to the next that fits. */
-static int usable(pccl_choice_t ch, int device) {
-  return !device || ch.algo->generate != pccl_gen_seg;
+pccl_seg_path_t pccl__seg_path(pccl_algo_id_t id) {
+  switch (id) {
+  case PCCL_ALGO_ALLREDUCE_CMA:
+  case PCCL_ALGO_ALLGATHER_CMA:
+  case PCCL_ALGO_BROADCAST_CMA:
+  case PCCL_ALGO_REDUCE_CMA: return PCCL_SEG_DIRECT;
+  case PCCL_ALGO_ALLREDUCE_SEG_CMA:
+  case PCCL_ALGO_ALLGATHER_SEG_CMA:
+  case PCCL_ALGO_BROADCAST_SEG_CMA:
+  case PCCL_ALGO_REDUCE_SEG_CMA: return PCCL_SEG_TIMED;
+  default: return PCCL_SEG_BUFFERS;
+  }
+}
+
+int pccl__seg_takes_nb(const pccl_comm_t *comm, pccl_choice_t ch, pccl_coll_t coll, size_t bytes) {
+  return pccl__seg_path(ch.algo->id) == PCCL_SEG_BUFFERS &&
+         pccl_seg_takes_nb(comm->seg, coll, bytes);
+}
+
+/* The node segment reads and writes the buffers with the CPU: a call on
+ * device buffers goes past its rows to the next that fits; so does a
+ * non-blocking one that the segment does not take so (its timed and
+ * direct paths, its larger all-reduces, the v-collectives). */
+static int usable(const pccl_comm_t *comm, pccl_choice_t ch, unsigned flags, pccl_coll_t coll,
+                  size_t bytes) {
+  if (ch.algo->generate != pccl_gen_seg) return 1;
+  if (flags & PCCL_SELECT_NO_SEG) return 0;
+  return !(flags & PCCL_SELECT_NB) || pccl__seg_takes_nb(comm, ch, coll, bytes);
 }
 
 pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, unsigned flags) {
-  int device = (flags & PCCL_SELECT_NO_SEG) != 0;
   if (comm->forced[coll].algo && !comm->forced[coll].algo->lossy && !(flags & PCCL_SELECT_UNFORCED))
     return comm->forced[coll];
   if (comm->tune_sec) {
     pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, 0, bytes);
-    if (ch.algo && !excluded(comm, ch.algo->id) && usable(ch, device)) return ch;
+    if (ch.algo && !excluded(comm, ch.algo->id) && usable(comm, ch, flags, coll, bytes)) return ch;
   }
   if (!comm->sel && !(comm->sel = compile(comm))) { /* out of memory: walk the table */
     for (size_t i = 0; i < NRULES; i++) {
       pccl_choice_t ch = {&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
       if (rules[i].coll == coll && bytes <= bound(comm, &rules[i]) && rule_holds(comm, &rules[i]) &&
-          usable(ch, device))
+          usable(comm, ch, flags, coll, bytes))
         return ch;
     }
     return first_flat(comm, coll);
   }
   const struct pccl_sel *t = comm->sel;
   for (int i = 0; i < t->n[coll]; i++)
-    if (bytes <= t->row[coll][i].max_bytes && usable(t->row[coll][i].choice, device))
+    if (bytes <= t->row[coll][i].max_bytes && usable(comm, t->row[coll][i].choice, flags, coll, bytes))
       return t->row[coll][i].choice;
   return t->rest[coll];
 }

@@ -10,11 +10,19 @@
  * rank; reduce-scatter: input per rank; otherwise one buffer); `device`: the
  * buffers are device memory, which the node segment does not take. */
 /* What pccl__select may not pick: the node segment (device buffers, and
- * non-blocking calls, which must not wait for the node's ranks), and for
- * pccl's own calls what PCCL_ALGO forces (it names the user's calls). */
+ * pccl's own non-blocking calls); for a non-blocking call (PCCL_SELECT_NB)
+ * the segment only where it takes it without waiting (pccl__seg_takes_nb);
+ * and for pccl's own calls what PCCL_ALGO forces (it names the user's
+ * calls). */
 #define PCCL_SELECT_NO_SEG 1u
 #define PCCL_SELECT_UNFORCED 2u
+#define PCCL_SELECT_NB 4u
 pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, unsigned flags);
+/* How a node-segment algorithm moves its data. */
+pccl_seg_path_t pccl__seg_path(pccl_algo_id_t id);
+/* Whether the node segment runs a non-blocking call of `bytes` (the
+ * call's count x element size) with node-segment algorithm `ch`. */
+int pccl__seg_takes_nb(const pccl_comm_t *comm, pccl_choice_t ch, pccl_coll_t coll, size_t bytes);
 /* The compressed algorithm for a pccl_*_lossy call. */
 pccl_choice_t pccl__select_lossy(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes);
 

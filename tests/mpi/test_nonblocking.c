@@ -7,7 +7,8 @@
  * around). Then progress across communicators (a rank waiting on one
  * while its peer waits on another, and a blocking call while a peer waits
  * on a non-blocking one), and the errors: bad arguments are returned at
- * once with no request, a forced seg is refused, a communicator with
+ * once with no request, a forced seg runs small all-reduces and refuses
+ * large ones, a forced cma is refused, a communicator with
  * outstanding calls cannot be destroyed, NULL requests.
  * Under a small PCCL_MAX_SCRATCH every rank must report the same status
  * for each call (all succeed with correct results, or all refuse). With
@@ -328,6 +329,89 @@ static void cross_comms(pccl_comm_t *world, pccl_comm_t *other) {
   free(a), free(b), free(ra), free(rb);
 }
 
+/* A forced seg runs a small all-reduce (where the communicator has a node
+ * segment: its ranks share one node and PCCL_SEG is not 0) and refuses
+ * one of 128 KiB, which it splits into two kinds of round on any rank
+ * count; the direct path (cma) is refused at any size. */
+static void forced_seg(pccl_comm_t *world) {
+  enum { BIG = 32768 };
+  uint32_t *x = malloc(BIG * sizeof *x), *y = malloc(BIG * sizeof *y);
+  pccl_request_t *q = NULL;
+  for (int i = 0; i < BIG; i++) x[i] = (uint32_t)(g_rank + 1) * 0x9E3779B9u + (uint32_t)i;
+  /* the segment is there when the default runs a small blocking call on it */
+  expect(pccl_allreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world) == PCCL_OK, "blocking all-reduce");
+  int has_seg = !strcmp(pccl_comm_last_algo(world), "seg");
+  expect(pccl_comm_set_algo(world, PCCL_COLL_ALLREDUCE, "seg") == PCCL_OK, "force seg");
+  pccl_status_t st = pccl_iallreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world, &q);
+  if (!has_seg) {
+    expect(st == PCCL_ERR_UNSUPPORTED && !q, "forced seg without a segment refused");
+  } else {
+    int bad = st != PCCL_OK || pccl_wait(&q) != PCCL_OK;
+    for (int i = 0; i < 4; i++) { /* sum over r of (r + 1) K + i, wrapping */
+      uint32_t want = 0;
+      for (int r = 0; r < g_size; r++) want += (uint32_t)(r + 1) * 0x9E3779B9u + (uint32_t)i;
+      bad += y[i] != want;
+    }
+    expect(bad == 0, "forced seg: small non-blocking all-reduce");
+    expect(pccl_iallreduce(x, y, BIG, PCCL_UINT32, PCCL_SUM, world, &q) == PCCL_ERR_UNSUPPORTED && !q &&
+               strstr(pccl_last_error(world), "blocking only"),
+           "forced seg: 128 KiB non-blocking all-reduce refused");
+  }
+  expect(pccl_comm_set_algo(world, PCCL_COLL_ALLREDUCE, "cma") == PCCL_OK, "force cma");
+  expect(pccl_iallreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world, &q) == PCCL_ERR_UNSUPPORTED && !q,
+         "forced cma refused");
+  expect(pccl_comm_set_algo(world, PCCL_COLL_ALLREDUCE, NULL) == PCCL_OK, "unforce");
+  free(x), free(y);
+}
+
+/* Calls whose rounds are taken again: every rank but the last issues an
+ * in-place reduce (root 0), all-reduce and scan, and rank 0 tests them
+ * while the last rank, held back by a barrier, has not issued yet. On the
+ * node segment rank 0's round then reduces the parts it finds and returns
+ * unfinished; the result overwrites the input as it goes, so taking the
+ * round again must not read the input over. */
+static void taken_again(pccl_comm_t *world) {
+  enum { N = 100, CALLS = 3 };
+  uint32_t v[CALLS][N];
+  pccl_request_t *q[CALLS] = {NULL};
+  int last = g_rank == g_size - 1;
+  for (int k = 0; k < CALLS; k++)
+    for (size_t i = 0; i < N; i++) v[k][i] = val(g_rank, i, 40u + (uint32_t)k);
+  MPI_Comm early;
+  MPI_Comm_split(MPI_COMM_WORLD, last, g_rank, &early);
+  if (!last) {
+    expect(pccl_ireduce(v[0], v[0], N, PCCL_UINT32, PCCL_SUM, 0, world, &q[0]) == PCCL_OK &&
+               pccl_iallreduce(v[1], v[1], N, PCCL_UINT32, PCCL_SUM, world, &q[1]) == PCCL_OK &&
+               pccl_iscan(v[2], v[2], N, PCCL_UINT32, PCCL_SUM, world, &q[2]) == PCCL_OK,
+           "taken again: issued early");
+    MPI_Barrier(early); /* every early part is out */
+    int done = 0;
+    for (int t = 0; t < 10 && g_rank == 0; t++)
+      expect(pccl_test(&q[0], &done) == PCCL_OK && !done, "taken again: not done early");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (last)
+    expect(pccl_ireduce(v[0], v[0], N, PCCL_UINT32, PCCL_SUM, 0, world, &q[0]) == PCCL_OK &&
+               pccl_iallreduce(v[1], v[1], N, PCCL_UINT32, PCCL_SUM, world, &q[1]) == PCCL_OK &&
+               pccl_iscan(v[2], v[2], N, PCCL_UINT32, PCCL_SUM, world, &q[2]) == PCCL_OK,
+           "taken again: issued late");
+  expect(pccl_waitall(CALLS, q) == PCCL_OK, "taken again: waited");
+  int bad = 0;
+  for (size_t i = 0; i < N; i++) {
+    uint32_t all = 0, prefix = 0;
+    for (int r = 0; r < g_size; r++) {
+      all += val(r, i, 40u);
+      if (r <= g_rank) prefix += val(r, i, 42u);
+    }
+    uint32_t all1 = 0;
+    for (int r = 0; r < g_size; r++) all1 += val(r, i, 41u);
+    bad += g_rank == 0 && v[0][i] != all;
+    bad += v[1][i] != all1 || v[2][i] != prefix;
+  }
+  expect(bad == 0, "taken again: results");
+  MPI_Comm_free(&early);
+}
+
 static void errors(pccl_comm_t *world, pccl_comm_t *other) {
   uint32_t x[4] = {0}, y[4] = {0};
   pccl_request_t *q = (pccl_request_t *)x; /* must be set to NULL on failure */
@@ -351,13 +435,7 @@ static void errors(pccl_comm_t *world, pccl_comm_t *other) {
   expect(pccl_wait(&q) == PCCL_OK, "wait of a NULL request");
   expect(pccl_test(&q, NULL) == PCCL_ERR_INVALID_ARGUMENT, "test with NULL done");
   expect(pccl_waitall(-1, NULL) == PCCL_ERR_INVALID_ARGUMENT, "waitall of -1");
-  if (g_size > 1) {
-    expect(pccl_comm_set_algo(world, PCCL_COLL_ALLREDUCE, "seg") == PCCL_OK, "force seg");
-    expect(pccl_iallreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world, &q) == PCCL_ERR_UNSUPPORTED && !q &&
-               strstr(pccl_last_error(world), "seg"),
-           "forced seg refused");
-    expect(pccl_comm_set_algo(world, PCCL_COLL_ALLREDUCE, NULL) == PCCL_OK, "unforce seg");
-  }
+  if (g_size > 1) forced_seg(world);
   /* a communicator with an outstanding call stays */
   if (g_size == 1) return; /* a call of one rank completes as it is issued */
   /* rank 0 issues first and tries while the others are held back */
@@ -528,6 +606,7 @@ int main(int argc, char **argv) {
       batches(world);
       back_to_back_v(world);
       cross_comms(world, other);
+      if (g_size > 2) taken_again(world);
     }
     errors(world, other);
     destroy(other, "other");

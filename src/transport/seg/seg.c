@@ -186,7 +186,13 @@ typedef struct {
   const pccl_seg_watch_t *watch;
   char *why;
   size_t whylen;
+  int nowait; /* a non-blocking call's: a wait that would block returns AGAIN */
 } waiter_t;
+
+/* What a wait of a non-blocking call returns instead of waiting: the round
+ * is taken again from its start later (see pccl_seg_advance). Never seen
+ * outside this file. */
+#define AGAIN ((pccl_status_t)0x7fff)
 
 static int reached(const _Atomic uint64_t *word, const _Atomic uint64_t *alt, uint64_t target) {
   return atomic_load_explicit(word, memory_order_acquire) >= target ||
@@ -199,6 +205,15 @@ static pccl_status_t await_either(const pccl_seg_t *s, const _Atomic uint64_t *w
                                   const _Atomic uint64_t *alt, uint64_t target, const waiter_t *w,
                                   int peer, const char *what) {
   if (reached(word, alt, target)) return PCCL_OK;
+  if (w->nowait) { /* the caller watches the clock (pccl_seg_advance) */
+    pccl_status_t st = peer_failed(s, peer, target, what, w->why, w->whylen);
+    if (st == PCCL_OK && w->watch->abort && atomic_load_explicit(w->watch->abort, memory_order_relaxed)) {
+      snprintf(w->why, w->whylen, "pccl_comm_abort ended the wait for local rank %d's %s of round %llu",
+               peer, what, (unsigned long long)target);
+      st = PCCL_ERR_ABORTED;
+    }
+    return st != PCCL_OK ? st : AGAIN;
+  }
   double start = 0.0;
   for (unsigned long i = 1;; i++) {
     if (reached(word, alt, target)) return PCCL_OK;
@@ -281,6 +296,7 @@ typedef struct {
   pccl_reduce_fn fn;
   waiter_t w;
   int in_step; /* the call failed, but every rank took its rounds (pccl_seg_run) */
+  uint64_t posted; /* the last round whose part contribute() published */
 } run_t;
 
 /* The bytes at element `off` of a buffer. */
@@ -318,14 +334,17 @@ static pccl_status_t reduce_parts(run_t *x, uint64_t n, size_t part_bytes, size_
 }
 
 /* Fills this rank's part of round n with `blocks` pieces of `bytes`, piece b
- * from src + b * stride. */
+ * from src + b * stride; once: a non-blocking call's round taken again
+ * finds it published. */
 static pccl_status_t contribute(run_t *x, uint64_t n, const char *src, size_t bytes, size_t blocks,
                                 size_t stride) {
+  if (x->posted == n) return PCCL_OK;
   pccl_status_t st = wait_free(x->s, n, bytes * blocks, &x->w);
   if (st != PCCL_OK) return st;
   unsigned char *dst = fill_part(x->s, n, bytes * blocks, src);
   for (size_t b = 0; b < blocks; b++) pccl_copy(dst + b * bytes, src + b * stride, bytes);
   publish(x->s, n, bytes * blocks, x->digest);
+  x->posted = n;
   return PCCL_OK;
 }
 
@@ -380,11 +399,13 @@ static pccl_status_t allreduce_split_round(run_t *x, uint64_t n, size_t off, siz
 /* The root reads its own part from its input: nobody else does, so it
  * copies nothing in and only reduces while the others copy. In place, a
  * root other than local rank 0 copies it in after all: the partial sums of
- * the lower ranks overwrite its input before its turn comes. */
+ * the lower ranks overwrite its input before its turn comes; so does a
+ * non-blocking call's root, whose round may be taken again after it wrote
+ * some of its result. */
 static pccl_status_t reduce_round(run_t *x, uint64_t n, size_t off, size_t m) {
   const pccl_seg_call_t *c = x->c;
   const char *mine = in_at(x, c->sendbuf, off);
-  int copy_in = x->s->me != c->root || (c->inplace && x->s->me != 0);
+  int copy_in = x->s->me != c->root || (c->inplace && x->s->me != 0) || x->w.nowait;
   pccl_status_t st = copy_in ? contribute(x, n, mine, m * x->es, 1, 0) : PCCL_OK;
   if (st != PCCL_OK || x->s->me != c->root) return st;
   return reduce_parts(x, n, m * x->es, 0, out_at(x, c->recvbuf, off), m, copy_in ? NULL : mine);
@@ -1005,9 +1026,10 @@ static const seg_coll_t *coll_of(const pccl_seg_t *s, const pccl_seg_call_t *c, 
   return &colls[c->coll];
 }
 
-/* Runs the call as rounds of as many elements as a buffer holds (the
- * segment's least size holds at least one element of every block). */
-static pccl_status_t run_rounds(run_t *x, const seg_coll_t *k) {
+/* The elements of each block a round of the call takes: as many as a
+ * buffer holds (the segment's least size holds at least one element of
+ * every block), or a piece's worth. */
+static size_t round_elems(const run_t *x, const seg_coll_t *k) {
   size_t blocks = k->all_blocks ? (size_t)x->s->n : 1;
   /* pieces only while every rank has a core: with more ranks than cores a
    * round's waits yield the core, and 4 ranks on 2 cores made the reduce of
@@ -1023,6 +1045,12 @@ static pccl_status_t run_rounds(run_t *x, const seg_coll_t *k) {
     chunk = round_bytes / (x->es * blocks);
     if (chunk == 0) chunk = 1;
   }
+  return chunk;
+}
+
+/* Runs the call as rounds of round_elems() each. */
+static pccl_status_t run_rounds(run_t *x, const seg_coll_t *k) {
+  size_t count = x->c->count, chunk = round_elems(x, k);
   /* a whole call takes its round even when it is empty here (the
    * v-collectives: a rank with no data of its own still keeps the rounds
    * in step) */
@@ -1080,7 +1108,7 @@ static pccl_status_t run_path(pccl_seg_t *s, const pccl_seg_call_t *call, int di
    * different paths get an error */
   run_t x = {s, call, pccl_dtype_size(call->dtype),
              digest_of(call, s->n) ^ ((uint64_t)direct_call << 32),
-             pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen}, 0};
+             pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen, 0}, 0, 0};
   pccl_status_t st = run_rounds(&x, coll_of(s, call, x.es, direct_call));
   *in_step = st != PCCL_OK && x.in_step;
   if (st != PCCL_OK && !*in_step)
@@ -1142,6 +1170,94 @@ pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
   }
   if (call->path == PCCL_SEG_TIMED) return run_timed(s, call, watch, why, whylen);
   return run_path(s, call, call->path == PCCL_SEG_DIRECT, watch, why, whylen, in_step);
+}
+
+/* ---- non-blocking calls ------------------------------------------------ *
+ *
+ * A non-blocking call runs the same rounds, moved along by whatever pccl
+ * call its rank makes next: a wait that would block returns AGAIN instead,
+ * and the round is taken again from its start next time, its part already
+ * published (contribute() publishes a round once). Taking a round again
+ * must give the same result: the collectives below read only their
+ * peers' parts and their own input, which their result never overwrites
+ * before the round's last wait (a reduce's root copies its own part in for
+ * that; see reduce_round). The split all-reduce (two rounds, the second's
+ * part made from the first's result) and the v-collectives (rounds
+ * published outside contribute(), arrays that may not outlive the call)
+ * are not among them. */
+
+int pccl_seg_takes_nb(const pccl_seg_t *s, pccl_coll_t coll, size_t bytes) {
+  switch (coll) {
+  case PCCL_COLL_ALLREDUCE: return s && bytes < split_min(s->n);
+  case PCCL_COLL_ALLGATHER:
+  case PCCL_COLL_REDUCE_SCATTER:
+  case PCCL_COLL_BROADCAST:
+  case PCCL_COLL_REDUCE:
+  case PCCL_COLL_GATHER:
+  case PCCL_COLL_SCATTER:
+  case PCCL_COLL_ALLTOALL:
+  case PCCL_COLL_SCAN:
+  case PCCL_COLL_EXSCAN: return s != NULL;
+  default: return 0;
+  }
+}
+
+pccl_status_t pccl_seg_start(pccl_seg_t *s, const pccl_seg_call_t *call, pccl_seg_op_t *op,
+                             char *why, size_t whylen) {
+  size_t bytes = call->count * pccl_dtype_size(call->dtype);
+  if (call->path != PCCL_SEG_BUFFERS || !pccl_seg_takes_nb(s, call->coll, bytes)) {
+    snprintf(why, whylen, "the node segment runs non-blocking %s only through its buffers%s",
+             pccl_coll_name(call->coll),
+             call->coll == PCCL_COLL_ALLREDUCE ? ", below the size it splits at" : "");
+    return PCCL_ERR_UNSUPPORTED;
+  }
+  *op = (pccl_seg_op_t){.call = *call, .digest = digest_of(call, s->n)};
+  return PCCL_OK;
+}
+
+/* The error that ends a non-blocking call: the peers are told, as
+ * run_path tells them. */
+static pccl_status_t nb_failed(pccl_seg_t *s, pccl_status_t st) {
+  atomic_store_explicit(&ctrl(s, s->me)->failed, (uint32_t)st, memory_order_release);
+  return st;
+}
+
+pccl_status_t pccl_seg_advance(pccl_seg_t *s, pccl_seg_op_t *op, const pccl_seg_watch_t *watch,
+                               char *why, size_t whylen, int *done) {
+  const pccl_seg_call_t *c = &op->call;
+  run_t x = {s, c, pccl_dtype_size(c->dtype), op->digest, pccl_kernel_reduce(c->dtype, c->op),
+             {watch, why, whylen, 1}, 0, op->posted};
+  const seg_coll_t *k = &colls[c->coll];
+  size_t chunk = round_elems(&x, k);
+  int moved = 0;
+  pccl_status_t st = PCCL_OK;
+  *done = 0;
+  while (op->off < c->count) {
+    if (!op->round) { /* rounds are numbered as they begin, as run_rounds numbers them */
+      op->round = s->round + 1;
+      s->round += (uint64_t)k->rounds;
+    }
+    size_t m = c->count - op->off < chunk ? c->count - op->off : chunk;
+    st = k->round(&x, op->round, op->off, m);
+    moved |= x.posted != op->posted;
+    op->posted = x.posted;
+    if (st != PCCL_OK) break;
+    finish(s, op->round + (uint64_t)k->rounds - 1);
+    op->round = 0;
+    op->off += m;
+    moved = 1;
+  }
+  if (st == PCCL_OK) {
+    *done = 1;
+    return PCCL_OK;
+  }
+  if (st != AGAIN) return nb_failed(s, st);
+  double t = moved ? 0.0 : now(); /* the clock only while nothing moves */
+  if (moved || op->idle_since == 0.0) op->idle_since = t;
+  if (watch->timeout <= 0 || t - op->idle_since <= watch->timeout) return PCCL_OK;
+  snprintf(why, whylen, "no progress for %.1f s in round %llu of the node segment: a peer skipped "
+           "this collective, died or is stuck", t - op->idle_since, (unsigned long long)op->round);
+  return nb_failed(s, PCCL_ERR_TIMEOUT);
 }
 
 /* ---- creation ---------------------------------------------------------- */

@@ -118,4 +118,37 @@ int pccl_seg_runs_direct(const pccl_seg_t *s, pccl_coll_t coll);
 pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
                            const pccl_seg_watch_t *watch, char *why, size_t whylen, int *in_step);
 
+/* A non-blocking call on the segment (pccl_i*): the same rounds as
+ * pccl_seg_run's, moved along by pccl_seg_advance without waiting. The
+ * caller keeps the call's buffers, and runs no other call on the segment
+ * until this one is done (rounds are numbered in the order calls take
+ * them, alike on every rank). */
+typedef struct {
+  pccl_seg_call_t call;
+  uint64_t digest;
+  uint64_t round;    /* the round under way (0: the next not begun) */
+  uint64_t posted;   /* the last round whose part this rank published */
+  size_t off;        /* the first element of that round */
+  double idle_since; /* when advancing last moved nothing (0: it moved) */
+} pccl_seg_op_t;
+
+/* Whether the segment runs a non-blocking call of this collective and
+ * size (the call's count x element size) through its buffers: every
+ * collective of one vector or of equal blocks, an all-reduce below the
+ * size where it takes two kinds of round; not the v-collectives. Alike on
+ * every rank of the node. */
+int pccl_seg_takes_nb(const pccl_seg_t *s, pccl_coll_t coll, size_t bytes);
+
+/* Sets up *op; moves nothing. PCCL_ERR_UNSUPPORTED (with `why`) for a call
+ * pccl_seg_takes_nb refuses or one not through the buffers. */
+pccl_status_t pccl_seg_start(pccl_seg_t *s, const pccl_seg_call_t *call, pccl_seg_op_t *op,
+                             char *why, size_t whylen);
+
+/* Moves *op along as far as it goes without waiting for a peer; *done
+ * when it has finished. Errors as pccl_seg_run's (the segment is then out
+ * of step); PCCL_ERR_TIMEOUT when nothing moved for watch->timeout
+ * seconds over the calls that advanced it. */
+pccl_status_t pccl_seg_advance(pccl_seg_t *s, pccl_seg_op_t *op, const pccl_seg_watch_t *watch,
+                               char *why, size_t whylen, int *done);
+
 #endif /* PCCL_SEG_H */
