@@ -254,6 +254,20 @@ PCCL_API pccl_status_t pccl_comm_set_algo(pccl_comm_t *comm, pccl_coll_t coll,
  * "none" before the first. Valid for the communicator's lifetime. */
 PCCL_API const char *pccl_comm_last_algo(const pccl_comm_t *comm);
 
+/* The algorithm a call would run, without running it: *name is the name
+ * (as pccl_algo_list gives it; pccl_comm_last_algo adds the k of a
+ * parameterized one as ":k") that selection picks for
+ * collective `coll` of `count` elements of `dtype` on host buffers of
+ * `comm`, blocking or, with `nonblocking`, a pccl_i* call; "none" when
+ * PCCL_ALGO excludes every algorithm. Nothing moves and no peer takes
+ * part. "seg" means the node's shared-memory segment, which serves a
+ * non-blocking call without messages (docs/seg.md). The v-collectives
+ * are PCCL_ERR_UNSUPPORTED (their choice depends on their counts); other
+ * errors: PCCL_ERR_INVALID_COMM, PCCL_ERR_INVALID_ARGUMENT (unknown
+ * collective, NULL name), PCCL_ERR_INVALID_DTYPE, PCCL_ERR_OVERFLOW. */
+PCCL_API pccl_status_t pccl_comm_algo_for(pccl_comm_t *comm, pccl_coll_t coll, size_t count,
+                                          pccl_dtype_t dtype, int nonblocking, const char **name);
+
 /* Seconds a collective may go without progress before it gives up with
  * PCCL_ERR_TIMEOUT (PCCL_TIMEOUT, default 300); 0 waits forever. The
  * last-error message then names the collective, the algorithm, the step,

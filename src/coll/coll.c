@@ -58,6 +58,16 @@ static const coll_info_t infos[PCCL_COLL_COUNT] = {
 
 static const char *api_of(const pccl_call_t *c) { return c->api ? c->api : infos[c->coll].api; }
 
+/* One limit for every collective: count x nranks x element size must be a
+ * valid object size (PTRDIFF_MAX), so no byte offset or pointer difference
+ * inside pccl can overflow. Multiplied, not divided: two divisions cost as
+ * much as a small call's data. */
+static int too_large(size_t count, size_t p, size_t esize) {
+  size_t bytes;
+  return __builtin_mul_overflow(count, p, &bytes) || __builtin_mul_overflow(bytes, esize, &bytes) ||
+         bytes > (size_t)PTRDIFF_MAX;
+}
+
 static pccl_status_t check_buffer(pccl_comm_t *comm, const pccl_call_t *c, const void *buf,
                                   const char *name) {
   const char *api = api_of(c);
@@ -136,12 +146,7 @@ static pccl_status_t validate(pccl_comm_t *comm, int rank, int size, pccl_call_t
   if (c->coll == PCCL_COLL_GATHERV || c->coll == PCCL_COLL_SCATTERV)
     return validate_rooted_v(comm, rank, size, c);
   size_t p = (size_t)size;
-  /* One limit for every collective: count x nranks x element size must be a
-   * valid object size (PTRDIFF_MAX), so no byte offset or pointer difference
-   * inside pccl can overflow. */
-  size_t bytes; /* multiplied, not divided: two divisions cost as much as a small call's data */
-  if (__builtin_mul_overflow(c->count, p, &bytes) || __builtin_mul_overflow(bytes, c->esize, &bytes) ||
-      bytes > (size_t)PTRDIFF_MAX)
+  if (too_large(c->count, p, c->esize))
     return pccl__error(comm, PCCL_ERR_OVERFLOW, api,
                        "count %zu of %s on %zu ranks exceeds PTRDIFF_MAX bytes",
                        c->count, pccl_dtype_name(c->dtype), p);
@@ -970,10 +975,7 @@ static pccl_status_t begin_aux(pccl_comm_t *comm, pccl_call_run_t *r, size_t n, 
 }
 
 static pccl_status_t begin_main(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
-  if (r->choice.algo != comm->last_choice.algo || r->choice.k != comm->last_choice.k) {
-    name_choice(r->choice, comm->last_algo, sizeof comm->last_algo);
-    comm->last_choice = r->choice;
-  }
+  note_choice(comm, r->choice); /* an agreement or vote ran since prepare() named it */
   r->phase = PCCL_PHASE_MAIN;
   r->idle_since = 0.0;
   return exec_begin(comm, c, r->main, r, NULL);
@@ -989,6 +991,7 @@ static pccl_status_t begin_seg(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_
   if (st != PCCL_OK) return st;
   if ((st = pccl_seg_start(comm->seg, &call, &r->seg, why, sizeof why)) != PCCL_OK)
     return pccl__error(comm, st, api_of(c), "algorithm %s: %s", r->choice.algo->name, why);
+  note_choice(comm, r->choice);
   r->on_seg = 1;
   r->phase = PCCL_PHASE_MAIN;
   return PCCL_OK;
@@ -1149,6 +1152,32 @@ static pccl_status_t run(pccl_comm_t *comm, pccl_call_t *c) {
   if (pccl__comm_live(comm) && comm->nb_head) pccl__request_drain(comm);
   pccl_status_t st = usable_comm(comm, api);
   return st == PCCL_OK ? broken(comm, run_call(comm, c, 1)) : st;
+}
+
+pccl_status_t pccl_comm_algo_for(pccl_comm_t *comm, pccl_coll_t coll, size_t count,
+                                 pccl_dtype_t dtype, int nonblocking, const char **name) {
+  const char *api = "pccl_comm_algo_for";
+  if (!pccl__comm_live(comm))
+    return pccl__error(NULL, PCCL_ERR_INVALID_COMM, api, "not a live communicator");
+  if ((unsigned)coll >= PCCL_COLL_COUNT || !name)
+    return pccl__error(comm, PCCL_ERR_INVALID_ARGUMENT, api,
+                       name ? "unknown collective %d" : "name is NULL", (int)coll);
+  if (coll == PCCL_COLL_ALLGATHERV || coll == PCCL_COLL_REDUCE_SCATTERV || infos[coll].own_counts)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
+                       "%s: a v-collective's algorithm depends on its counts", pccl_coll_name(coll));
+  size_t es = pccl_dtype_size(dtype), blocks = count * (size_t)comm->size;
+  if (!es) return pccl__error(comm, PCCL_ERR_INVALID_DTYPE, api, "unknown datatype %d", (int)dtype);
+  if (too_large(count, (size_t)comm->size, es))
+    return pccl__error(comm, PCCL_ERR_OVERFLOW, api,
+                       "count %zu of %s on %d ranks exceeds PTRDIFF_MAX bytes", count,
+                       pccl_dtype_name(dtype), comm->size);
+  pccl_call_t c = {.coll = coll, .count = count, .dtype = dtype, .esize = es,
+                   .nonblocking = nonblocking != 0,
+                   .send_elems = infos[coll].send_blocks ? blocks : count,
+                   .recv_elems = infos[coll].recv_blocks ? blocks : count};
+  pccl_choice_t ch = pccl__select(comm, coll, reported_bytes(&c), select_flags(comm, &c));
+  *name = ch.algo ? ch.algo->name : "none";
+  return PCCL_OK;
 }
 
 /* The names of the non-blocking calls, for their errors. */

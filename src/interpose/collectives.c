@@ -15,19 +15,61 @@
 static MPI_Request blocking_request;
 #define BLOCKING (&blocking_request)
 
+/* Each call's pccl collective, and whether its size counts a block per
+ * rank (the MPI_Reduce_scatter of counts of its own is pccl's reduce-scatterv). */
+static const struct {
+  pccl_coll_t coll;
+  int blocks;
+} colls[PCCL_IP_NBLOCKING] = {
+    [PCCL_IP_ALLGATHER] = {PCCL_COLL_ALLGATHER, 1},
+    [PCCL_IP_ALLREDUCE] = {PCCL_COLL_ALLREDUCE, 0},
+    [PCCL_IP_REDUCE_SCATTER_BLOCK] = {PCCL_COLL_REDUCE_SCATTER, 1},
+    [PCCL_IP_REDUCE_SCATTER] = {PCCL_COLL_REDUCE_SCATTERV, 0},
+    [PCCL_IP_BCAST] = {PCCL_COLL_BROADCAST, 0},
+    [PCCL_IP_REDUCE] = {PCCL_COLL_REDUCE, 0},
+    [PCCL_IP_SCATTER] = {PCCL_COLL_SCATTER, 1},
+    [PCCL_IP_GATHER] = {PCCL_COLL_GATHER, 1},
+    [PCCL_IP_ALLTOALL] = {PCCL_COLL_ALLTOALL, 1},
+    [PCCL_IP_BARRIER] = {PCCL_COLL_ALLREDUCE, 0},
+    [PCCL_IP_SCAN] = {PCCL_COLL_SCAN, 0},
+    [PCCL_IP_EXSCAN] = {PCCL_COLL_EXSCAN, 0},
+    [PCCL_IP_ALLGATHERV] = {PCCL_COLL_ALLGATHERV, 0},
+    [PCCL_IP_GATHERV] = {PCCL_COLL_GATHERV, 0},
+    [PCCL_IP_SCATTERV] = {PCCL_COLL_SCATTERV, 0},
+    [PCCL_IP_ALLTOALLV] = {PCCL_COLL_ALLTOALLV, 0},
+};
+
+/* Whether pccl runs a non-blocking call of `bytes` on the node's segment
+ * (pccl_comm_algo_for), where it needs no message and beats MPI's own at
+ * any size it takes (docs/results/nonblocking). */
+static int on_segment(const pccl_ip_call_t *c, pccl_ip_call_id_t id, size_t bytes) {
+  const char *name = NULL;
+  size_t count = colls[id].blocks && c->size > 0 ? bytes / (size_t)c->size : bytes;
+  if (id == PCCL_IP_BARRIER) count = 1;
+  return pccl_comm_algo_for(c->pc, colls[id].coll, count, PCCL_UINT8, 1, &name) == PCCL_OK &&
+         strcmp(name, "seg") == 0;
+}
+
 /* pccl_ip_start for the blocking call `id` or, with a request, its
  * non-blocking form, which is left to MPI when a NULL request (for MPI to
- * answer) or smaller than PCCL_MPI_NB_MIN. `bytes` is the call's size as
- * every rank sees it (SIZE_MAX where the ranks do not share it); only read
- * when `why` is PCCL_IP_TAKEN, the arguments then being valid. */
+ * answer) or smaller than PCCL_MPI_NB_MIN, unless pccl runs it on the
+ * node's segment. `bytes` is the call's size as every rank sees it
+ * (SIZE_MAX where the ranks do not share it); only read when `why` is
+ * PCCL_IP_TAKEN, the arguments then being valid. */
 static int start(pccl_ip_call_t *c, pccl_ip_call_id_t id, MPI_Comm comm, pccl_ip_reason_t why,
                  MPI_Request *req, size_t bytes) {
+  int small = 0;
   if (req != BLOCKING) {
-    id = (pccl_ip_call_id_t)(id + PCCL_IP_NBLOCKING);
     if (!req) why = PCCL_IP_INVALID;
-    else if (why == PCCL_IP_TAKEN && pccl_ip_nb_small(bytes)) why = PCCL_IP_SMALL;
+    else small = why == PCCL_IP_TAKEN && pccl_ip_nb_small(bytes);
   }
-  return pccl_ip_start(c, id, comm, why);
+  pccl_ip_call_id_t as = req == BLOCKING ? id : (pccl_ip_call_id_t)(id + PCCL_IP_NBLOCKING);
+  if (!pccl_ip_start(c, as, comm, why)) return 0;
+  if (small && !on_segment(c, id, bytes)) {
+    pccl_ip_decline(c, PCCL_IP_SMALL);
+    return 0;
+  }
+  return 1;
 }
 
 /* A non-blocking call's size for start(), computed only for one (the

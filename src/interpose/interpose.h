@@ -63,7 +63,7 @@ typedef enum {
   X(DATATYPE, "datatype", "a reduction on a datatype pccl has not (derived, long double, complex, ...)") \
   X(OP, "op", "an op pccl has not (user-defined, MPI_REPLACE, MPI_NO_OP)")               \
   X(UNDEFINED, "undefined", "an op MPI does not define on the datatype (left to MPI to answer)") \
-  X(SMALL, "small", "a non-blocking call below PCCL_MPI_NB_MIN bytes, or one whose size the ranks do not share (MPI_Igatherv, MPI_Iscatterv, MPI_Ialltoallv) while it is not 0")
+  X(SMALL, "small", "a non-blocking call below PCCL_MPI_NB_MIN bytes that pccl would not run on the node's segment, or one whose size the ranks do not share (MPI_Igatherv, MPI_Iscatterv, MPI_Ialltoallv) while it is not 0")
 
 typedef enum {
 #define PCCL_IP_REASON_ENUM(id, key, text) PCCL_IP_##id,
@@ -93,6 +93,10 @@ typedef struct {
  * through the error handler) to return, or MPI_SUCCESS to call PMPI. */
 int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
                   pccl_ip_reason_t reason);
+
+/* Leaves to MPI, for `reason`, a call pccl_ip_start took (before anything
+ * of it moved): the caller is outside pccl again and calls PMPI. */
+void pccl_ip_decline(pccl_ip_call_t *call, pccl_ip_reason_t reason);
 
 /* For the repeat of a call pccl_ip_start took (`call` as it made it, kept
  * by collectives.c): 1 when pccl still runs it, no communicator having been

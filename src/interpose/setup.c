@@ -357,6 +357,12 @@ int pccl_ip_finish(pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const cha
   return cls == MPI_SUCCESS ? MPI_SUCCESS : pccl_ip_raise(call->comm, cls, why);
 }
 
+void pccl_ip_decline(pccl_ip_call_t *call, pccl_ip_reason_t reason) {
+  depth--;
+  count(call->id, reason);
+  call->rc = MPI_SUCCESS;
+}
+
 void pccl_ip_issued(pccl_ip_call_t *call) {
   depth--;
   count(call->id, call->copied ? PCCL_IP_COPIED : PCCL_IP_TAKEN);

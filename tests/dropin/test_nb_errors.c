@@ -5,7 +5,7 @@
  *       so MPI_Wait returns an error on every rank, and then MPI_Waitall
  *       returns MPI_ERR_IN_STATUS with the request's status holding it; a
  *       correct call afterwards still works.
- *   test_nb_errors --refused    (run under PCCL_ALGO=allreduce:seg, which
+ *   test_nb_errors --refused    (run under PCCL_ALGO=allreduce:cma, which
  *       pccl runs blocking only) MPI_Iallreduce itself returns an error
  *       and no request.
  * Each error's class is checked (MPI_ERR_OTHER for a mismatch,

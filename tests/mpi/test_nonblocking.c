@@ -341,6 +341,29 @@ static void forced_seg(pccl_comm_t *world) {
   /* the segment is there when the default runs a small blocking call on it */
   expect(pccl_allreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world) == PCCL_OK, "blocking all-reduce");
   int has_seg = !strcmp(pccl_comm_last_algo(world), "seg");
+  const char *name = NULL, *big = NULL;
+  expect(pccl_comm_algo_for(world, PCCL_COLL_ALLREDUCE, 4, PCCL_UINT32, 1, &name) == PCCL_OK &&
+             pccl_comm_algo_for(world, PCCL_COLL_ALLREDUCE, BIG, PCCL_UINT32, 1, &big) == PCCL_OK &&
+             (strcmp(name, "seg") == 0) == has_seg && strcmp(big, "seg") != 0,
+         "algo_for: a small non-blocking all-reduce on the segment where there is one, 128 KiB not");
+  size_t len = strlen(name);
+  expect(pccl_iallreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world, &q) == PCCL_OK &&
+             pccl_wait(&q) == PCCL_OK && !strncmp(pccl_comm_last_algo(world), name, len) &&
+             strchr(":", pccl_comm_last_algo(world)[len]) /* the end or ":k" */,
+         "algo_for: the algorithm the call ran (its k aside)");
+  expect(pccl_comm_algo_for(world, PCCL_COLL_ALLREDUCE, 4, PCCL_UINT32, 1, NULL) ==
+                 PCCL_ERR_INVALID_ARGUMENT &&
+             pccl_comm_algo_for(world, (pccl_coll_t)99, 4, PCCL_UINT32, 1, &name) ==
+                 PCCL_ERR_INVALID_ARGUMENT &&
+             pccl_comm_algo_for(world, PCCL_COLL_ALLREDUCE, 4, (pccl_dtype_t)99, 1, &name) ==
+                 PCCL_ERR_INVALID_DTYPE &&
+             pccl_comm_algo_for(world, PCCL_COLL_ALLGATHERV, 4, PCCL_UINT32, 1, &name) ==
+                 PCCL_ERR_UNSUPPORTED &&
+             pccl_comm_algo_for(world, PCCL_COLL_ALLGATHER, SIZE_MAX / 2, PCCL_UINT32, 0, &name) ==
+                 PCCL_ERR_OVERFLOW &&
+             pccl_comm_algo_for(NULL, PCCL_COLL_ALLREDUCE, 4, PCCL_UINT32, 0, &name) ==
+                 PCCL_ERR_INVALID_COMM,
+         "algo_for: bad arguments");
   expect(pccl_comm_set_algo(world, PCCL_COLL_ALLREDUCE, "seg") == PCCL_OK, "force seg");
   pccl_status_t st = pccl_iallreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world, &q);
   if (!has_seg) {
