@@ -1229,11 +1229,10 @@ pccl_status_t pccl__call_validate(pccl_comm_t *comm, pccl_call_t *c) {
     return pccl__error(comm, PCCL_ERR_CONFIG, c->api, "PCCL_ALGO excludes every algorithm of %s",
                        pccl_coll_name(c->coll));
   if (c->chosen.algo->generate == pccl_gen_seg && comm->size > 1 &&
-      !pccl__seg_takes_nb(comm, c->chosen, c->coll, c->count * c->esize))
+      !pccl__seg_takes_nb(comm, c->chosen, c->coll))
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, c->api,
                        "PCCL_ALGO forces %s:%s, which runs this call blocking only (the "
-                       "segment's non-blocking calls: its buffers, no v-collective, an "
-                       "all-reduce below the size it splits at)",
+                       "segment's non-blocking calls: seg, no v-collective)",
                        pccl_coll_name(c->coll), c->chosen.algo->name);
   return PCCL_OK;
 }

@@ -278,20 +278,18 @@ pccl_seg_path_t pccl__seg_path(pccl_algo_id_t id) {
   }
 }
 
-int pccl__seg_takes_nb(const pccl_comm_t *comm, pccl_choice_t ch, pccl_coll_t coll, size_t bytes) {
-  return pccl__seg_path(ch.algo->id) == PCCL_SEG_BUFFERS &&
-         pccl_seg_takes_nb(comm->seg, coll, bytes);
+int pccl__seg_takes_nb(const pccl_comm_t *comm, pccl_choice_t ch, pccl_coll_t coll) {
+  return pccl__seg_path(ch.algo->id) == PCCL_SEG_BUFFERS && pccl_seg_takes_nb(comm->seg, coll);
 }
 
 /* The node segment reads and writes the buffers with the CPU: a call on
  * device buffers goes past its rows to the next that fits; so does a
  * non-blocking one that the segment does not take so (its timed and
- * direct paths, its larger all-reduces, the v-collectives). */
-static int usable(const pccl_comm_t *comm, pccl_choice_t ch, unsigned flags, pccl_coll_t coll,
-                  size_t bytes) {
+ * direct paths, the v-collectives). */
+static int usable(const pccl_comm_t *comm, pccl_choice_t ch, unsigned flags, pccl_coll_t coll) {
   if (ch.algo->generate != pccl_gen_seg) return 1;
   if (flags & PCCL_SELECT_NO_SEG) return 0;
-  return !(flags & PCCL_SELECT_NB) || pccl__seg_takes_nb(comm, ch, coll, bytes);
+  return !(flags & PCCL_SELECT_NB) || pccl__seg_takes_nb(comm, ch, coll);
 }
 
 pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, unsigned flags) {
@@ -299,20 +297,20 @@ pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, un
     return comm->forced[coll];
   if (comm->tune_sec) {
     pccl_choice_t ch = pccl_tune_lookup(&comm->tune, comm->tune_sec, coll, 0, bytes);
-    if (ch.algo && !excluded(comm, ch.algo->id) && usable(comm, ch, flags, coll, bytes)) return ch;
+    if (ch.algo && !excluded(comm, ch.algo->id) && usable(comm, ch, flags, coll)) return ch;
   }
   if (!comm->sel && !(comm->sel = compile(comm))) { /* out of memory: walk the table */
     for (size_t i = 0; i < NRULES; i++) {
       pccl_choice_t ch = {&pccl_algos[rules[i].algo], pccl_algos[rules[i].algo].k};
       if (rules[i].coll == coll && bytes <= bound(comm, &rules[i]) && rule_holds(comm, &rules[i]) &&
-          usable(comm, ch, flags, coll, bytes))
+          usable(comm, ch, flags, coll))
         return ch;
     }
     return first_flat(comm, coll);
   }
   const struct pccl_sel *t = comm->sel;
   for (int i = 0; i < t->n[coll]; i++)
-    if (bytes <= t->row[coll][i].max_bytes && usable(comm, t->row[coll][i].choice, flags, coll, bytes))
+    if (bytes <= t->row[coll][i].max_bytes && usable(comm, t->row[coll][i].choice, flags, coll))
       return t->row[coll][i].choice;
   return t->rest[coll];
 }

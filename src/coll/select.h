@@ -20,9 +20,9 @@
 pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, unsigned flags);
 /* How a node-segment algorithm moves its data. */
 pccl_seg_path_t pccl__seg_path(pccl_algo_id_t id);
-/* Whether the node segment runs a non-blocking call of `bytes` (the
- * call's count x element size) with node-segment algorithm `ch`. */
-int pccl__seg_takes_nb(const pccl_comm_t *comm, pccl_choice_t ch, pccl_coll_t coll, size_t bytes);
+/* Whether the node segment runs a non-blocking call of `coll` with
+ * node-segment algorithm `ch`. */
+int pccl__seg_takes_nb(const pccl_comm_t *comm, pccl_choice_t ch, pccl_coll_t coll);
 /* The compressed algorithm for a pccl_*_lossy call. */
 pccl_choice_t pccl__select_lossy(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes);
 

@@ -329,10 +329,10 @@ static void cross_comms(pccl_comm_t *world, pccl_comm_t *other) {
   free(a), free(b), free(ra), free(rb);
 }
 
-/* A forced seg runs a small all-reduce (where the communicator has a node
- * segment: its ranks share one node and PCCL_SEG is not 0) and refuses
- * one of 128 KiB, which it splits into two kinds of round on any rank
- * count; the direct path (cma) is refused at any size. */
+/* A forced seg runs non-blocking all-reduces of 16 B and of 128 KiB (two
+ * kinds of round on any rank count) where the communicator has a node
+ * segment (its ranks share one node and PCCL_SEG is not 0), and refuses a
+ * v-collective; the direct path (cma) is refused at any size. */
 static void forced_seg(pccl_comm_t *world) {
   enum { BIG = 32768 };
   uint32_t *x = malloc(BIG * sizeof *x), *y = malloc(BIG * sizeof *y);
@@ -341,11 +341,10 @@ static void forced_seg(pccl_comm_t *world) {
   /* the segment is there when the default runs a small blocking call on it */
   expect(pccl_allreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world) == PCCL_OK, "blocking all-reduce");
   int has_seg = !strcmp(pccl_comm_last_algo(world), "seg");
-  const char *name = NULL, *big = NULL;
+  const char *name = NULL;
   expect(pccl_comm_algo_for(world, PCCL_COLL_ALLREDUCE, 4, PCCL_UINT32, 1, &name) == PCCL_OK &&
-             pccl_comm_algo_for(world, PCCL_COLL_ALLREDUCE, BIG, PCCL_UINT32, 1, &big) == PCCL_OK &&
-             (strcmp(name, "seg") == 0) == has_seg && strcmp(big, "seg") != 0,
-         "algo_for: a small non-blocking all-reduce on the segment where there is one, 128 KiB not");
+             (strcmp(name, "seg") == 0) == has_seg,
+         "algo_for: a small non-blocking all-reduce on the segment where there is one");
   size_t len = strlen(name);
   expect(pccl_iallreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world, &q) == PCCL_OK &&
              pccl_wait(&q) == PCCL_OK && !strncmp(pccl_comm_last_algo(world), name, len) &&
@@ -370,15 +369,24 @@ static void forced_seg(pccl_comm_t *world) {
     expect(st == PCCL_ERR_UNSUPPORTED && !q, "forced seg without a segment refused");
   } else {
     int bad = st != PCCL_OK || pccl_wait(&q) != PCCL_OK;
-    for (int i = 0; i < 4; i++) { /* sum over r of (r + 1) K + i, wrapping */
-      uint32_t want = 0;
-      for (int r = 0; r < g_size; r++) want += (uint32_t)(r + 1) * 0x9E3779B9u + (uint32_t)i;
+    bad += pccl_iallreduce(x, y + 4, BIG - 4, PCCL_UINT32, PCCL_SUM, world, &q) != PCCL_OK ||
+           pccl_wait(&q) != PCCL_OK;
+    /* element i: the sum over r of (r + 1) K + j, wrapping, j = i for the
+     * first call, i - 4 for the second */
+    for (int i = 0; i < BIG; i++) {
+      uint32_t want = 0, j = (uint32_t)(i < 4 ? i : i - 4);
+      for (int r = 0; r < g_size; r++) want += (uint32_t)(r + 1) * 0x9E3779B9u + j;
       bad += y[i] != want;
     }
-    expect(bad == 0, "forced seg: small non-blocking all-reduce");
-    expect(pccl_iallreduce(x, y, BIG, PCCL_UINT32, PCCL_SUM, world, &q) == PCCL_ERR_UNSUPPORTED && !q &&
-               strstr(pccl_last_error(world), "blocking only"),
-           "forced seg: 128 KiB non-blocking all-reduce refused");
+    expect(bad == 0, "forced seg: non-blocking all-reduces of 16 B and 128 KiB");
+    size_t counts[64], displs[64];
+    for (int r = 0; r < g_size && r < 64; r++) /* uneven: equal counts run as the all-gather */
+      counts[r] = (size_t)r + 1, displs[r] = (size_t)r * ((size_t)r + 1) / 2;
+    expect(pccl_comm_set_algo(world, PCCL_COLL_ALLGATHERV, "seg") == PCCL_OK &&
+               pccl_iallgatherv(x, y, counts, displs, PCCL_UINT32, world, &q) == PCCL_ERR_UNSUPPORTED &&
+               !q && strstr(pccl_last_error(world), "blocking only") &&
+               pccl_comm_set_algo(world, PCCL_COLL_ALLGATHERV, NULL) == PCCL_OK,
+           "forced seg: a non-blocking all-gatherv refused");
   }
   expect(pccl_comm_set_algo(world, PCCL_COLL_ALLREDUCE, "cma") == PCCL_OK, "force cma");
   expect(pccl_iallreduce(x, y, 4, PCCL_UINT32, PCCL_SUM, world, &q) == PCCL_ERR_UNSUPPORTED && !q,
@@ -388,50 +396,52 @@ static void forced_seg(pccl_comm_t *world) {
 }
 
 /* Calls whose rounds are taken again: every rank but the last issues an
- * in-place reduce (root 0), all-reduce and scan, and rank 0 tests them
- * while the last rank, held back by a barrier, has not issued yet. On the
- * node segment rank 0's round then reduces the parts it finds and returns
- * unfinished; the result overwrites the input as it goes, so taking the
- * round again must not read the input over. */
-static void taken_again(pccl_comm_t *world) {
-  enum { N = 100, CALLS = 3 };
-  uint32_t v[CALLS][N];
+ * in-place reduce (root 0), all-reduce and scan, and an in-place
+ * all-reduce of 64 KiB (the segment's split form: a slice reduced by each
+ * rank, then shared), the one numbered `head` first, and rank 0 tests that
+ * one while the last rank, held back by a barrier, has not issued yet. On
+ * the node segment rank 0's round then reduces the parts it finds and
+ * returns unfinished; the result overwrites the input as it goes, so taking
+ * the round again must not read the input over. */
+static void taken_again(pccl_comm_t *world, int head) {
+  enum { N = 100, BIG = 16384, CALLS = 4 };
+  size_t n[CALLS] = {N, N, N, BIG};
+  uint32_t *v[CALLS];
   pccl_request_t *q[CALLS] = {NULL};
   int last = g_rank == g_size - 1;
-  for (int k = 0; k < CALLS; k++)
-    for (size_t i = 0; i < N; i++) v[k][i] = val(g_rank, i, 40u + (uint32_t)k);
+  for (int k = 0; k < CALLS; k++) {
+    v[k] = malloc(n[k] * sizeof *v[k]);
+    for (size_t i = 0; i < n[k]; i++) v[k][i] = val(g_rank, i, 40u + (uint32_t)k);
+  }
   MPI_Comm early;
   MPI_Comm_split(MPI_COMM_WORLD, last, g_rank, &early);
-  if (!last) {
-    expect(pccl_ireduce(v[0], v[0], N, PCCL_UINT32, PCCL_SUM, 0, world, &q[0]) == PCCL_OK &&
-               pccl_iallreduce(v[1], v[1], N, PCCL_UINT32, PCCL_SUM, world, &q[1]) == PCCL_OK &&
-               pccl_iscan(v[2], v[2], N, PCCL_UINT32, PCCL_SUM, world, &q[2]) == PCCL_OK,
-           "taken again: issued early");
-    MPI_Barrier(early); /* every early part is out */
-    int done = 0;
-    for (int t = 0; t < 10 && g_rank == 0; t++)
-      expect(pccl_test(&q[0], &done) == PCCL_OK && !done, "taken again: not done early");
+  for (int pass = 0; pass < 2; pass++) {
+    for (int j = 0; j < CALLS && pass == (last ? 1 : 0); j++) {
+      int k = (head + j) % CALLS;
+      pccl_status_t st =
+          k == 0   ? pccl_ireduce(v[0], v[0], N, PCCL_UINT32, PCCL_SUM, 0, world, &q[0])
+          : k == 2 ? pccl_iscan(v[2], v[2], N, PCCL_UINT32, PCCL_SUM, world, &q[2])
+                   : pccl_iallreduce(v[k], v[k], n[k], PCCL_UINT32, PCCL_SUM, world, &q[k]);
+      expect(st == PCCL_OK, "taken again: issued");
+    }
+    if (pass == 0 && !last) {
+      MPI_Barrier(early); /* every early part is out */
+      int done = 0;
+      for (int t = 0; t < 10 && g_rank == 0; t++)
+        expect(pccl_test(&q[head], &done) == PCCL_OK && !done, "taken again: not done early");
+    }
+    if (pass == 0) MPI_Barrier(MPI_COMM_WORLD);
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (last)
-    expect(pccl_ireduce(v[0], v[0], N, PCCL_UINT32, PCCL_SUM, 0, world, &q[0]) == PCCL_OK &&
-               pccl_iallreduce(v[1], v[1], N, PCCL_UINT32, PCCL_SUM, world, &q[1]) == PCCL_OK &&
-               pccl_iscan(v[2], v[2], N, PCCL_UINT32, PCCL_SUM, world, &q[2]) == PCCL_OK,
-           "taken again: issued late");
   expect(pccl_waitall(CALLS, q) == PCCL_OK, "taken again: waited");
   int bad = 0;
-  for (size_t i = 0; i < N; i++) {
-    uint32_t all = 0, prefix = 0;
-    for (int r = 0; r < g_size; r++) {
-      all += val(r, i, 40u);
-      if (r <= g_rank) prefix += val(r, i, 42u);
+  for (int k = 0; k < CALLS; k++)
+    for (size_t i = 0; i < n[k]; i++) {
+      uint32_t want = 0; /* the sum over ranks; a scan's over ranks 0..g_rank */
+      for (int r = 0; r < g_size && (k != 2 || r <= g_rank); r++) want += val(r, i, 40u + (uint32_t)k);
+      bad += (k != 0 || g_rank == 0) && v[k][i] != want;
     }
-    uint32_t all1 = 0;
-    for (int r = 0; r < g_size; r++) all1 += val(r, i, 41u);
-    bad += g_rank == 0 && v[0][i] != all;
-    bad += v[1][i] != all1 || v[2][i] != prefix;
-  }
   expect(bad == 0, "taken again: results");
+  for (int k = 0; k < CALLS; k++) free(v[k]);
   MPI_Comm_free(&early);
 }
 
@@ -629,7 +639,7 @@ int main(int argc, char **argv) {
       batches(world);
       back_to_back_v(world);
       cross_comms(world, other);
-      if (g_size > 2) taken_again(world);
+      if (g_size > 2) taken_again(world, 0), taken_again(world, 3);
     }
     errors(world, other);
     destroy(other, "other");

@@ -366,28 +366,45 @@ static size_t slice_at(size_t m, int p, int r) { return m * (size_t)r / (size_t)
  * part of round n + 1, from where the others copy it. Every element is then
  * reduced once on the node, not once per rank. In place, a rank other than
  * local rank 0 copies its slice in too: its result overwrites that input
- * before the rank-order reduction reaches it. */
-static pccl_status_t allreduce_split_round(run_t *x, uint64_t n, size_t off, size_t m) {
+ * before the rank-order reduction reaches it; so does every rank of a
+ * non-blocking call, whose reduction may be taken again. Taken again, a
+ * round skips what it published: round n's part, and once its slice's
+ * result is out (round n + 1), the reduction too. */
+static pccl_status_t allreduce_split_first(run_t *x, uint64_t n, size_t off, size_t m) {
   const pccl_seg_call_t *c = x->c;
   pccl_seg_t *s = x->s;
   size_t es = x->es, lo = slice_at(m, s->n, s->me), hi = slice_at(m, s->n, s->me + 1);
   const char *src = in_at(x, c->sendbuf, off);
   char *dst = out_at(x, c->recvbuf, off);
-  int whole = c->inplace && s->me != 0;
-  pccl_status_t st = wait_free(s, n, m * es, &x->w);
-  if (st != PCCL_OK) return st;
-  unsigned char *in = fill_part(s, n, m * es, src);
-  if (whole) {
-    pccl_copy(in, src, m * es);
-  } else {
-    pccl_copy(in, src, lo * es);
-    pccl_copy(in + hi * es, src + hi * es, (m - hi) * es);
+  int whole = (c->inplace && s->me != 0) || x->w.nowait;
+  pccl_status_t st;
+  if (x->posted < n) {
+    if ((st = wait_free(s, n, m * es, &x->w)) != PCCL_OK) return st;
+    unsigned char *in = fill_part(s, n, m * es, src);
+    if (whole) {
+      pccl_copy(in, src, m * es);
+    } else {
+      pccl_copy(in, src, lo * es);
+      pccl_copy(in + hi * es, src + hi * es, (m - hi) * es);
+    }
+    publish(s, n, m * es, x->digest);
+    x->posted = n;
   }
-  publish(s, n, m * es, x->digest);
   st = reduce_parts(x, n, m * es, lo * es, dst + lo * es, hi - lo, whole ? NULL : src + lo * es);
   if (st != PCCL_OK) return st;
-  finish(s, n); /* read every part of round n: round n + 1 may reuse their places */
-  st = contribute(x, n + 1, dst + lo * es, (hi - lo) * es, 1, 0);
+  /* round n's parts stay until this rank has published round n + 1: a
+   * reduction taken again reads them over */
+  if ((st = contribute(x, n + 1, dst + lo * es, (hi - lo) * es, 1, 0)) != PCCL_OK) return st;
+  finish(s, n);
+  return PCCL_OK;
+}
+
+static pccl_status_t allreduce_split_round(run_t *x, uint64_t n, size_t off, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t es = x->es;
+  char *dst = out_at(x, c->recvbuf, off);
+  pccl_status_t st = x->posted > n ? PCCL_OK : allreduce_split_first(x, n, off, m);
   for (int r = 0; r < s->n && st == PCCL_OK; r++) {
     size_t rlo = slice_at(m, s->n, r), bytes = (slice_at(m, s->n, r + 1) - rlo) * es;
     if (r == s->me || (st = wait_part(s, r, n + 1, bytes, x->digest, &x->w)) != PCCL_OK) continue;
@@ -1180,15 +1197,15 @@ pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
  * published (contribute() publishes a round once). Taking a round again
  * must give the same result: the collectives below read only their
  * peers' parts and their own input, which their result never overwrites
- * before the round's last wait (a reduce's root copies its own part in for
- * that; see reduce_round). The split all-reduce (two rounds, the second's
- * part made from the first's result) and the v-collectives (rounds
- * published outside contribute(), arrays that may not outlive the call)
- * are not among them. */
+ * before the round's last wait (a reduce's root and the split all-reduce
+ * copy their own part in for that; see reduce_round and
+ * allreduce_split_round). The v-collectives (rounds published outside
+ * contribute(), arrays that may not outlive the call) are not among
+ * them. */
 
-int pccl_seg_takes_nb(const pccl_seg_t *s, pccl_coll_t coll, size_t bytes) {
+int pccl_seg_takes_nb(const pccl_seg_t *s, pccl_coll_t coll) {
   switch (coll) {
-  case PCCL_COLL_ALLREDUCE: return s && bytes < split_min(s->n);
+  case PCCL_COLL_ALLREDUCE:
   case PCCL_COLL_ALLGATHER:
   case PCCL_COLL_REDUCE_SCATTER:
   case PCCL_COLL_BROADCAST:
@@ -1204,11 +1221,9 @@ int pccl_seg_takes_nb(const pccl_seg_t *s, pccl_coll_t coll, size_t bytes) {
 
 pccl_status_t pccl_seg_start(pccl_seg_t *s, const pccl_seg_call_t *call, pccl_seg_op_t *op,
                              char *why, size_t whylen) {
-  size_t bytes = call->count * pccl_dtype_size(call->dtype);
-  if (call->path != PCCL_SEG_BUFFERS || !pccl_seg_takes_nb(s, call->coll, bytes)) {
-    snprintf(why, whylen, "the node segment runs non-blocking %s only through its buffers%s",
-             pccl_coll_name(call->coll),
-             call->coll == PCCL_COLL_ALLREDUCE ? ", below the size it splits at" : "");
+  if (call->path != PCCL_SEG_BUFFERS || !pccl_seg_takes_nb(s, call->coll)) {
+    snprintf(why, whylen, "the node segment runs non-blocking %s%s", pccl_coll_name(call->coll),
+             call->path != PCCL_SEG_BUFFERS ? " only through its buffers" : " not at all");
     return PCCL_ERR_UNSUPPORTED;
   }
   *op = (pccl_seg_op_t){.call = *call, .digest = digest_of(call, s->n)};
@@ -1227,7 +1242,7 @@ pccl_status_t pccl_seg_advance(pccl_seg_t *s, pccl_seg_op_t *op, const pccl_seg_
   const pccl_seg_call_t *c = &op->call;
   run_t x = {s, c, pccl_dtype_size(c->dtype), op->digest, pccl_kernel_reduce(c->dtype, c->op),
              {watch, why, whylen, 1}, 0, op->posted};
-  const seg_coll_t *k = &colls[c->coll];
+  const seg_coll_t *k = coll_of(s, c, x.es, 0);
   size_t chunk = round_elems(&x, k);
   int moved = 0;
   pccl_status_t st = PCCL_OK;

@@ -132,12 +132,10 @@ typedef struct {
   double idle_since; /* when advancing last moved nothing (0: it moved) */
 } pccl_seg_op_t;
 
-/* Whether the segment runs a non-blocking call of this collective and
- * size (the call's count x element size) through its buffers: every
- * collective of one vector or of equal blocks, an all-reduce below the
- * size where it takes two kinds of round; not the v-collectives. Alike on
- * every rank of the node. */
-int pccl_seg_takes_nb(const pccl_seg_t *s, pccl_coll_t coll, size_t bytes);
+/* Whether the segment runs non-blocking calls of this collective through
+ * its buffers: every collective of one vector or of equal blocks, not the
+ * v-collectives. Alike on every rank of the node. */
+int pccl_seg_takes_nb(const pccl_seg_t *s, pccl_coll_t coll);
 
 /* Sets up *op; moves nothing. PCCL_ERR_UNSUPPORTED (with `why`) for a call
  * pccl_seg_takes_nb refuses or one not through the buffers. */
