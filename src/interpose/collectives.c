@@ -15,38 +15,49 @@
 static MPI_Request blocking_request;
 #define BLOCKING (&blocking_request)
 
-/* Each call's pccl collective, and whether its size counts a block per
- * rank (the MPI_Reduce_scatter of counts of its own is pccl's reduce-scatterv). */
+/* Each call's pccl collective, whether its size counts a block per rank
+ * (the MPI_Reduce_scatter of counts of its own is pccl's reduce-scatterv),
+ * and the least size at which a non-blocking call below PCCL_MPI_NB_MIN is
+ * pccl's where pccl runs it on the node's segment. A non-blocking call
+ * through the drop-in costs about half a microsecond more than through
+ * MPI (a generalized request, the call's record): Open MPI's own
+ * MPI_Ibcast, MPI_Iallgather and MPI_Ibarrier of a few bytes cost 0.3-0.55
+ * us a call (with the program's computation) on 2 ranks, so pccl's are
+ * slower there (0.57-0.98x up to 256 bytes), faster from 512 (1.12-2.07x);
+ * MPI_Iallreduce and MPI_Ireduce_scatter_block, 0.9-1.0 us, pccl's are
+ * faster at every size (1.24-2.45x). docs/results/nonblocking-seg. */
+#define NB_SEG_MIN 512
 static const struct {
   pccl_coll_t coll;
   int blocks;
+  size_t seg_min;
 } colls[PCCL_IP_NBLOCKING] = {
-    [PCCL_IP_ALLGATHER] = {PCCL_COLL_ALLGATHER, 1},
-    [PCCL_IP_ALLREDUCE] = {PCCL_COLL_ALLREDUCE, 0},
-    [PCCL_IP_REDUCE_SCATTER_BLOCK] = {PCCL_COLL_REDUCE_SCATTER, 1},
-    [PCCL_IP_REDUCE_SCATTER] = {PCCL_COLL_REDUCE_SCATTERV, 0},
-    [PCCL_IP_BCAST] = {PCCL_COLL_BROADCAST, 0},
-    [PCCL_IP_REDUCE] = {PCCL_COLL_REDUCE, 0},
-    [PCCL_IP_SCATTER] = {PCCL_COLL_SCATTER, 1},
-    [PCCL_IP_GATHER] = {PCCL_COLL_GATHER, 1},
-    [PCCL_IP_ALLTOALL] = {PCCL_COLL_ALLTOALL, 1},
-    [PCCL_IP_BARRIER] = {PCCL_COLL_ALLREDUCE, 0},
-    [PCCL_IP_SCAN] = {PCCL_COLL_SCAN, 0},
-    [PCCL_IP_EXSCAN] = {PCCL_COLL_EXSCAN, 0},
-    [PCCL_IP_ALLGATHERV] = {PCCL_COLL_ALLGATHERV, 0},
-    [PCCL_IP_GATHERV] = {PCCL_COLL_GATHERV, 0},
-    [PCCL_IP_SCATTERV] = {PCCL_COLL_SCATTERV, 0},
-    [PCCL_IP_ALLTOALLV] = {PCCL_COLL_ALLTOALLV, 0},
+    [PCCL_IP_ALLGATHER] = {PCCL_COLL_ALLGATHER, 1, NB_SEG_MIN},
+    [PCCL_IP_ALLREDUCE] = {PCCL_COLL_ALLREDUCE, 0, 0},
+    [PCCL_IP_REDUCE_SCATTER_BLOCK] = {PCCL_COLL_REDUCE_SCATTER, 1, 0},
+    [PCCL_IP_REDUCE_SCATTER] = {PCCL_COLL_REDUCE_SCATTERV, 0, 0},
+    [PCCL_IP_BCAST] = {PCCL_COLL_BROADCAST, 0, NB_SEG_MIN},
+    [PCCL_IP_REDUCE] = {PCCL_COLL_REDUCE, 0, NB_SEG_MIN},
+    [PCCL_IP_SCATTER] = {PCCL_COLL_SCATTER, 1, NB_SEG_MIN},
+    [PCCL_IP_GATHER] = {PCCL_COLL_GATHER, 1, NB_SEG_MIN},
+    [PCCL_IP_ALLTOALL] = {PCCL_COLL_ALLTOALL, 1, NB_SEG_MIN},
+    [PCCL_IP_BARRIER] = {PCCL_COLL_ALLREDUCE, 0, NB_SEG_MIN}, /* 0 bytes: never */
+    [PCCL_IP_SCAN] = {PCCL_COLL_SCAN, 0, NB_SEG_MIN},
+    [PCCL_IP_EXSCAN] = {PCCL_COLL_EXSCAN, 0, NB_SEG_MIN},
+    [PCCL_IP_ALLGATHERV] = {PCCL_COLL_ALLGATHERV, 0, 0},
+    [PCCL_IP_GATHERV] = {PCCL_COLL_GATHERV, 0, 0},
+    [PCCL_IP_SCATTERV] = {PCCL_COLL_SCATTERV, 0, 0},
+    [PCCL_IP_ALLTOALLV] = {PCCL_COLL_ALLTOALLV, 0, 0},
 };
 
-/* Whether pccl runs a non-blocking call of `bytes` on the node's segment
- * (pccl_comm_algo_for), where it needs no message and beats MPI's own at
- * any size it takes (docs/results/nonblocking). */
+/* Whether pccl takes a non-blocking call of `bytes` below PCCL_MPI_NB_MIN:
+ * from the call's seg_min, where pccl runs it on the node's segment
+ * (pccl_comm_algo_for), which needs no message. */
 static int on_segment(const pccl_ip_call_t *c, pccl_ip_call_id_t id, size_t bytes) {
   const char *name = NULL;
   size_t count = colls[id].blocks && c->size > 0 ? bytes / (size_t)c->size : bytes;
-  if (id == PCCL_IP_BARRIER) count = 1;
-  return pccl_comm_algo_for(c->pc, colls[id].coll, count, PCCL_UINT8, 1, &name) == PCCL_OK &&
+  return bytes >= colls[id].seg_min &&
+         pccl_comm_algo_for(c->pc, colls[id].coll, count, PCCL_UINT8, 1, &name) == PCCL_OK &&
          strcmp(name, "seg") == 0;
 }
 

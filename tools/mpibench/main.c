@@ -10,7 +10,10 @@
  * overlapping computation (-c iallreduce: issue, then 16 chunks of
  * arithmetic on a private 4 KB array with an MPI_Test after each, then
  * MPI_Wait; the work is one pass over the array per 4 KB of the vector, so
- * it grows with the size, and its time counts in the row's time),
+ * it grows with the size, and its time counts in the row's time), and the
+ * same way MPI_Iallgather, MPI_Ireduce_scatter_block, MPI_Ibcast,
+ * MPI_Ireduce (root 0) and MPI_Ibarrier (-c iallgather, ireducescatter,
+ * ibroadcast, ireduce, ibarrier; the work sized by the call's buffer),
  * for timing an MPI program with and without libpccl_mpi.so preloaded
  * (scripts/dropin-bench.sh runs both and prints the ratios). Sizes and bus
  * bandwidth follow nccl-tests and pccl-bench: all-gather, reduce-scatter and
@@ -20,7 +23,8 @@
  * of `rounds` blocks, each block timed by its slowest rank.
  *   pccl-mpibench [-b MIN] [-e MAX]
  *                 [-c allgather,reducescatter,allreduce,broadcast,reduce,barrier,scan,exscan,
- *                     allgatherv,reducescatterv,gatherv,scatterv,alltoallv,iallreduce]
+ *                     allgatherv,reducescatterv,gatherv,scatterv,alltoallv,iallreduce,
+ *                     iallgather,ireducescatter,ibroadcast,ireduce,ibarrier]
  *                 [-t TYPE:OP] [-r ROUNDS] [--csv FILE]
  * TYPE: float double int short char byte c_bool float_int double_int 2int;
  * OP: sum prod min max land lor lxor band bor bxor maxloc minloc. Sizes
@@ -32,12 +36,19 @@
 
 typedef enum {
   ALLGATHER, REDUCESCATTER, ALLREDUCE, BROADCAST, REDUCE, BARRIER, SCAN, EXSCAN, ALLGATHERV,
-  REDUCESCATTERV, GATHERV, SCATTERV, ALLTOALLV, IALLREDUCE, NCOLLS
+  REDUCESCATTERV, GATHERV, SCATTERV, ALLTOALLV, IALLREDUCE, IALLGATHER, IREDUCESCATTER,
+  IBROADCAST, IREDUCE, IBARRIER, NCOLLS
 } coll_t;
-static const char *const coll_names[NCOLLS] = {"allgather", "reducescatter", "allreduce",
-                                               "broadcast", "reduce", "barrier", "scan", "exscan",
-                                               "allgatherv", "reducescatterv", "gatherv",
-                                               "scatterv", "alltoallv", "iallreduce"};
+static const char *const coll_names[NCOLLS] = {
+    "allgather", "reducescatter", "allreduce",  "broadcast",  "reduce",         "barrier",
+    "scan",      "exscan",        "allgatherv", "reducescatterv", "gatherv",    "scatterv",
+    "alltoallv", "iallreduce",    "iallgather", "ireducescatter", "ibroadcast", "ireduce",
+    "ibarrier"};
+/* -c's list, for its error */
+#define COLL_LIST                                                                               \
+  "allgather, reducescatter, allreduce, broadcast, reduce, barrier, scan, exscan, allgatherv, " \
+  "reducescatterv, gatherv, scatterv, alltoallv, iallreduce, iallgather, ireducescatter, "     \
+  "ibroadcast, ireduce, ibarrier"
 
 static int rank, nranks;
 
@@ -118,12 +129,23 @@ static void compute_chunk(size_t bytes) {
   work_sink = acc;
 }
 
-static void overlapped(void *send, void *recv, int count) {
+/* A non-blocking collective overlapping computation sized by `bytes`, the
+ * call's buffer. */
+static void overlapped(coll_t coll, void *send, void *recv, int count, size_t bytes) {
   MPI_Request req;
   int done = 0;
-  MPI_Iallreduce(send, recv, count, dtype, op, MPI_COMM_WORLD, &req);
+  switch (coll) {
+  case IALLGATHER: MPI_Iallgather(send, count, dtype, recv, count, dtype, MPI_COMM_WORLD, &req); break;
+  case IREDUCESCATTER:
+    MPI_Ireduce_scatter_block(send, recv, count, dtype, op, MPI_COMM_WORLD, &req);
+    break;
+  case IBROADCAST: MPI_Ibcast(recv, count, dtype, 0, MPI_COMM_WORLD, &req); break;
+  case IREDUCE: MPI_Ireduce(send, recv, count, dtype, op, 0, MPI_COMM_WORLD, &req); break;
+  case IBARRIER: MPI_Ibarrier(MPI_COMM_WORLD, &req); break;
+  default: MPI_Iallreduce(send, recv, count, dtype, op, MPI_COMM_WORLD, &req); break;
+  }
   for (int chunk = 0; chunk < 16; chunk++) {
-    compute_chunk((size_t)count * (size_t)extent);
+    compute_chunk(bytes);
     if (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
   }
   MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -131,7 +153,14 @@ static void overlapped(void *send, void *recv, int count) {
 
 static void run_once(coll_t coll, void *send, void *recv, int count) {
   switch (coll) {
-  case IALLREDUCE: overlapped(send, recv, count); break;
+  case IALLREDUCE:
+  case IBROADCAST:
+  case IREDUCE:
+  case IBARRIER: overlapped(coll, send, recv, count, (size_t)count * (size_t)extent); break;
+  case IALLGATHER:
+  case IREDUCESCATTER:
+    overlapped(coll, send, recv, count, (size_t)count * (size_t)extent * (size_t)nranks);
+    break;
   case ALLGATHERV:
     MPI_Allgatherv(send, vcounts[rank], dtype, recv, vcounts, vdispls, dtype, MPI_COMM_WORLD);
     break;
@@ -165,8 +194,7 @@ static void parse_colls(const char *list, int want[NCOLLS]) {
     for (int c = 0; c < NCOLLS; c++)
       if (strlen(coll_names[c]) == len && !strncmp(p, coll_names[c], len)) want[c] = found = 1;
     if (!found)
-      die("-c takes a comma list of allgather, reducescatter, allreduce, broadcast, reduce, barrier, "
-          "scan, exscan, allgatherv, reducescatterv, gatherv, scatterv, alltoallv, iallreduce");
+      die("-c takes a comma list of " COLL_LIST);
     p += len + (p[len] == ',');
   }
   int any = 0;
@@ -227,11 +255,13 @@ int main(int argc, char **argv) {
     for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
       int vcoll = c == ALLGATHERV || c == REDUCESCATTERV || c == GATHERV || c == SCATTERV ||
                   c == ALLTOALLV;
-      size_t per = c == ALLGATHER || c == REDUCESCATTER || vcoll ? (size_t)nranks : 1;
+      int blocks = c == ALLGATHER || c == REDUCESCATTER || c == IALLGATHER || c == IREDUCESCATTER;
+      size_t per = blocks || vcoll ? (size_t)nranks : 1;
       int count = (int)(bytes / (size_t)extent / per);
+      int barrier = c == BARRIER || c == IBARRIER;
       if (vcoll) set_vcounts(count);
-      if (c == BARRIER && bytes != min_bytes) break; /* it moves nothing: one row, 0 bytes */
-      if (count == 0 && c != BARRIER) continue;
+      if (barrier && bytes != min_bytes) break; /* it moves nothing: one row, 0 bytes */
+      if (count == 0 && !barrier) continue;
       for (int i = 0; i < 3; i++) run_once((coll_t)c, send, recv, count);
       double once = time_block((coll_t)c, send, recv, count, 1);
       int iters = once > 0 ? (int)(0.2 / once) + 1 : 1000;
@@ -242,9 +272,11 @@ int main(int argc, char **argv) {
         if (t < best) best = t;
       }
       double n = nranks, factor = c == ALLREDUCE || c == IALLREDUCE ? 2 * (n - 1) / n
-                                : c == BROADCAST || c == REDUCE || c == SCAN || c == EXSCAN ? 1.0
-                                                                                    : (n - 1) / n;
-      double sized = c == BARRIER ? 0.0 : (double)count * (double)extent * (double)per;
+                                : c == BROADCAST || c == REDUCE || c == SCAN || c == EXSCAN ||
+                                          c == IBROADCAST || c == IREDUCE
+                                    ? 1.0
+                                    : (n - 1) / n;
+      double sized = barrier ? 0.0 : (double)count * (double)extent * (double)per;
       double busbw = sized / best / 1e9 * factor;
       if (rank == 0) printf("%12.0f %12.2f %12.3f\n", sized, best * 1e6, busbw);
       if (csv) fprintf(csv, "%s,%d,%.0f,%.3f,%.4f\n", coll_names[c], nranks, sized, best * 1e6, busbw);
