@@ -259,12 +259,15 @@ PCCL_API const char *pccl_comm_last_algo(const pccl_comm_t *comm);
  * parameterized one as ":k") that selection picks for
  * collective `coll` of `count` elements of `dtype` on host buffers of
  * `comm`, blocking or, with `nonblocking`, a pccl_i* call; "none" when
- * PCCL_ALGO excludes every algorithm. Nothing moves and no peer takes
- * part. "seg" means the node's shared-memory segment, which serves a
- * non-blocking call without messages (docs/seg.md). The v-collectives
- * are PCCL_ERR_UNSUPPORTED (their choice depends on their counts); other
- * errors: PCCL_ERR_INVALID_COMM, PCCL_ERR_INVALID_ARGUMENT (unknown
- * collective, NULL name), PCCL_ERR_INVALID_DTYPE, PCCL_ERR_OVERFLOW. */
+ * PCCL_ALGO excludes every algorithm or count is 0 (nothing runs). Nothing
+ * moves and no peer takes part. "seg" means the node's shared-memory
+ * segment, which serves a non-blocking call without messages
+ * (docs/seg.md). PCCL_ERR_UNSUPPORTED for the v-collectives (their choice
+ * depends on their counts) and for a non-blocking call that PCCL_ALGO
+ * forces onto a path that runs blocking calls only (the call would be
+ * refused); other errors: PCCL_ERR_INVALID_COMM, PCCL_ERR_INVALID_ARGUMENT
+ * (unknown collective, NULL name), PCCL_ERR_INVALID_DTYPE,
+ * PCCL_ERR_OVERFLOW. */
 PCCL_API pccl_status_t pccl_comm_algo_for(pccl_comm_t *comm, pccl_coll_t coll, size_t count,
                                           pccl_dtype_t dtype, int nonblocking, const char **name);
 

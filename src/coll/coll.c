@@ -1176,7 +1176,12 @@ pccl_status_t pccl_comm_algo_for(pccl_comm_t *comm, pccl_coll_t coll, size_t cou
                    .send_elems = infos[coll].send_blocks ? blocks : count,
                    .recv_elems = infos[coll].recv_blocks ? blocks : count};
   pccl_choice_t ch = pccl__select(comm, coll, reported_bytes(&c), select_flags(comm, &c));
-  *name = ch.algo ? ch.algo->name : "none";
+  if (c.nonblocking && comm->size > 1 && ch.algo && ch.algo->generate == pccl_gen_seg &&
+      !pccl__seg_takes_nb(comm, ch, coll)) /* forced: the call would be refused (pccl__call_validate) */
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
+                       "PCCL_ALGO forces %s:%s, which runs this call blocking only",
+                       pccl_coll_name(coll), ch.algo->name);
+  *name = ch.algo && count > 0 ? ch.algo->name : "none";
   return PCCL_OK;
 }
 

@@ -27,6 +27,7 @@ static MPI_Request blocking_request;
  * MPI_Iallreduce and MPI_Ireduce_scatter_block, 0.9-1.0 us, pccl's are
  * faster at every size (1.24-2.45x). docs/results/nonblocking-seg. */
 #define NB_SEG_MIN 512
+#define NEVER SIZE_MAX /* the barrier (no data: MPI's is faster), the v-calls (no segment form) */
 static const struct {
   pccl_coll_t coll;
   int blocks;
@@ -35,48 +36,48 @@ static const struct {
     [PCCL_IP_ALLGATHER] = {PCCL_COLL_ALLGATHER, 1, NB_SEG_MIN},
     [PCCL_IP_ALLREDUCE] = {PCCL_COLL_ALLREDUCE, 0, 0},
     [PCCL_IP_REDUCE_SCATTER_BLOCK] = {PCCL_COLL_REDUCE_SCATTER, 1, 0},
-    [PCCL_IP_REDUCE_SCATTER] = {PCCL_COLL_REDUCE_SCATTERV, 0, 0},
+    [PCCL_IP_REDUCE_SCATTER] = {PCCL_COLL_REDUCE_SCATTERV, 0, NEVER},
     [PCCL_IP_BCAST] = {PCCL_COLL_BROADCAST, 0, NB_SEG_MIN},
     [PCCL_IP_REDUCE] = {PCCL_COLL_REDUCE, 0, NB_SEG_MIN},
     [PCCL_IP_SCATTER] = {PCCL_COLL_SCATTER, 1, NB_SEG_MIN},
     [PCCL_IP_GATHER] = {PCCL_COLL_GATHER, 1, NB_SEG_MIN},
     [PCCL_IP_ALLTOALL] = {PCCL_COLL_ALLTOALL, 1, NB_SEG_MIN},
-    [PCCL_IP_BARRIER] = {PCCL_COLL_ALLREDUCE, 0, NB_SEG_MIN}, /* 0 bytes: never */
+    [PCCL_IP_BARRIER] = {PCCL_COLL_ALLREDUCE, 0, NEVER},
     [PCCL_IP_SCAN] = {PCCL_COLL_SCAN, 0, NB_SEG_MIN},
     [PCCL_IP_EXSCAN] = {PCCL_COLL_EXSCAN, 0, NB_SEG_MIN},
-    [PCCL_IP_ALLGATHERV] = {PCCL_COLL_ALLGATHERV, 0, 0},
-    [PCCL_IP_GATHERV] = {PCCL_COLL_GATHERV, 0, 0},
-    [PCCL_IP_SCATTERV] = {PCCL_COLL_SCATTERV, 0, 0},
-    [PCCL_IP_ALLTOALLV] = {PCCL_COLL_ALLTOALLV, 0, 0},
+    [PCCL_IP_ALLGATHERV] = {PCCL_COLL_ALLGATHERV, 0, NEVER},
+    [PCCL_IP_GATHERV] = {PCCL_COLL_GATHERV, 0, NEVER},
+    [PCCL_IP_SCATTERV] = {PCCL_COLL_SCATTERV, 0, NEVER},
+    [PCCL_IP_ALLTOALLV] = {PCCL_COLL_ALLTOALLV, 0, NEVER},
 };
 
-/* Whether pccl takes a non-blocking call of `bytes` below PCCL_MPI_NB_MIN:
- * from the call's seg_min, where pccl runs it on the node's segment
+/* Whether pccl runs a non-blocking call of `bytes` on the node's segment
  * (pccl_comm_algo_for), which needs no message. */
 static int on_segment(const pccl_ip_call_t *c, pccl_ip_call_id_t id, size_t bytes) {
   const char *name = NULL;
   size_t count = colls[id].blocks && c->size > 0 ? bytes / (size_t)c->size : bytes;
-  return bytes >= colls[id].seg_min &&
-         pccl_comm_algo_for(c->pc, colls[id].coll, count, PCCL_UINT8, 1, &name) == PCCL_OK &&
+  return pccl_comm_algo_for(c->pc, colls[id].coll, count, PCCL_UINT8, 1, &name) == PCCL_OK &&
          strcmp(name, "seg") == 0;
 }
 
 /* pccl_ip_start for the blocking call `id` or, with a request, its
  * non-blocking form, which is left to MPI when a NULL request (for MPI to
  * answer) or smaller than PCCL_MPI_NB_MIN, unless pccl runs it on the
- * node's segment. `bytes` is the call's size as every rank sees it
+ * node's segment: from its seg_min, on a communicator already attached
+ * (a small call that attached one would wait for the peers, which MPI's
+ * own never does). `bytes` is the call's size as every rank sees it
  * (SIZE_MAX where the ranks do not share it); only read when `why` is
  * PCCL_IP_TAKEN, the arguments then being valid. */
 static int start(pccl_ip_call_t *c, pccl_ip_call_id_t id, MPI_Comm comm, pccl_ip_reason_t why,
                  MPI_Request *req, size_t bytes) {
-  int small = 0;
-  if (req != BLOCKING) {
-    if (!req) why = PCCL_IP_INVALID;
-    else small = why == PCCL_IP_TAKEN && pccl_ip_nb_small(bytes);
-  }
-  pccl_ip_call_id_t as = req == BLOCKING ? id : (pccl_ip_call_id_t)(id + PCCL_IP_NBLOCKING);
-  if (!pccl_ip_start(c, as, comm, why)) return 0;
-  if (small && !on_segment(c, id, bytes)) {
+  if (req == BLOCKING) return pccl_ip_start(c, id, comm, why);
+  pccl_ip_call_id_t as = (pccl_ip_call_id_t)(id + PCCL_IP_NBLOCKING);
+  if (!req) why = PCCL_IP_INVALID;
+  if (why != PCCL_IP_TAKEN || !pccl_ip_nb_small(bytes)) return pccl_ip_start(c, as, comm, why);
+  if (bytes < colls[id].seg_min || colls[id].seg_min == NEVER)
+    return pccl_ip_start(c, as, comm, PCCL_IP_SMALL);
+  if (!pccl_ip_start_attached(c, as, comm, PCCL_IP_SMALL)) return 0;
+  if (!on_segment(c, id, bytes)) {
     pccl_ip_decline(c, PCCL_IP_SMALL);
     return 0;
   }
@@ -318,7 +319,13 @@ static pccl_ip_reason_t move_reason(int n1, MPI_Datatype t1, int n2, MPI_Datatyp
 
 /* Every MPI collective below comes as its blocking entry point and its
  * non-blocking one over one function with a request argument. */
-#define PMPI_EITHER(req, blocking_call, nb_call) ((req) == BLOCKING ? (blocking_call) : (nb_call))
+/* A call on `comm` left to MPI. A blocking one first finishes pccl's
+ * non-blocking calls on `comm` (pccl_ip_drain): they came first, and a peer
+ * may wait on one of them in a call that moves them, which MPI's
+ * collective would not do. (Not MPI's non-blocking form polled with them:
+ * MPI matches a blocking collective only with blocking ones.) */
+#define PMPI_EITHER(req, comm, blocking_call, nb_call) \
+  ((req) != BLOCKING ? (nb_call) : (pccl_ip_drain(comm), (blocking_call)))
 
 static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                      MPI_Comm comm, MPI_Request *req) {
@@ -334,7 +341,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
   if (!start(&c, PCCL_IP_ALLREDUCE, comm, reduce_reason(count, dt, op, &pd, &po), req,
              NB_BYTES(req, pccl_ip_bytes((size_t)count, dt))))
     return c.rc ? c.rc
-                : PMPI_EITHER(req, PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm),
+                : PMPI_EITHER(req, comm, PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm),
                               PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, req));
   op_t local, *o = op_new(&local, &c, req);
   if (!o) return c.rc;
@@ -363,9 +370,9 @@ static int scan(pccl_ip_call_id_t id, const void *sendbuf, void *recvbuf, int co
              NB_BYTES(req, pccl_ip_bytes((size_t)count, dt)))) {
     if (c.rc) return c.rc;
     if (exclusive)
-      return PMPI_EITHER(req, PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm),
+      return PMPI_EITHER(req, comm, PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm),
                          PMPI_Iexscan(sendbuf, recvbuf, count, dt, op, comm, req));
-    return PMPI_EITHER(req, PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm),
+    return PMPI_EITHER(req, comm, PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm),
                        PMPI_Iscan(sendbuf, recvbuf, count, dt, op, comm, req));
   }
   op_t local, *o = op_new(&local, &c, req);
@@ -466,7 +473,7 @@ static int reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcoun
   if (!start(&c, PCCL_IP_REDUCE_SCATTER_BLOCK, comm, reduce_reason(recvcount, dt, op, &pd, &po),
              req, NB_BYTES(req, per_rank(pccl_ip_bytes((size_t)recvcount, dt), comm))))
     return c.rc ? c.rc
-                : PMPI_EITHER(req,
+                : PMPI_EITHER(req, comm,
                               PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm),
                               PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op,
                                                          comm, req));
@@ -499,7 +506,7 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcoun
   if (!start(&c, PCCL_IP_REDUCE_SCATTER, comm, why, req,
              NB_BYTES(req, why == PCCL_IP_TAKEN ? sum_bytes(recvcounts, dt, comm) : 0)))
     return c.rc ? c.rc
-                : PMPI_EITHER(req, PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm),
+                : PMPI_EITHER(req, comm, PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm),
                               PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm,
                                                    req));
   op_t local, *o = op_new(&local, &c, req);
@@ -522,7 +529,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
   if (!start(&c, PCCL_IP_REDUCE, comm, reduce_reason(count, dt, op, &pd, &po), req,
              NB_BYTES(req, pccl_ip_bytes((size_t)count, dt))))
     return c.rc ? c.rc
-                : PMPI_EITHER(req, PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm),
+                : PMPI_EITHER(req, comm, PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm),
                               PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, req));
   int at_root = c.rank == root, inplace = sendbuf == MPI_IN_PLACE;
   if (inplace && !at_root) return misplaced_in_place(&c);
@@ -548,7 +555,7 @@ static int bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm co
   if (!start(&c, PCCL_IP_BCAST, comm, move_reason(count, dt, 0, dt), req,
              NB_BYTES(req, pccl_ip_bytes((size_t)count, dt))))
     return c.rc ? c.rc
-                : PMPI_EITHER(req, PMPI_Bcast(buffer, count, dt, root, comm),
+                : PMPI_EITHER(req, comm, PMPI_Bcast(buffer, count, dt, root, comm),
                               PMPI_Ibcast(buffer, count, dt, root, comm, req));
   op_t local, *o = op_new(&local, &c, req);
   if (!o) return c.rc;
@@ -578,11 +585,11 @@ static int everyone(pccl_ip_call_id_t id, const void *sendbuf, int sendcount,
              NB_BYTES(req, per_rank(pccl_ip_bytes((size_t)recvcount, recvtype), comm)))) {
     if (c.rc) return c.rc;
     if (alltoall)
-      return PMPI_EITHER(req, PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+      return PMPI_EITHER(req, comm, PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                             recvtype, comm),
                          PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                         recvtype, comm, req));
-    return PMPI_EITHER(req, PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+    return PMPI_EITHER(req, comm, PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                            recvtype, comm),
                        PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                        comm, req));
@@ -646,7 +653,7 @@ static int scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                                             : pccl_ip_bytes((size_t)recvcount, recvtype),
                                     comm))))
     return c.rc ? c.rc
-                : PMPI_EITHER(req, PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                : PMPI_EITHER(req, comm, PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                 recvtype, root, comm),
                               PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                             recvtype, root, comm, req));
@@ -679,7 +686,7 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                                             : pccl_ip_bytes((size_t)sendcount, sendtype),
                                     comm))))
     return c.rc ? c.rc
-                : PMPI_EITHER(req, PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                : PMPI_EITHER(req, comm, PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                recvtype, root, comm),
                               PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                            recvtype, root, comm, req));
@@ -701,7 +708,7 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 static int barrier(MPI_Comm comm, MPI_Request *req) {
   pccl_ip_call_t c;
   if (!start(&c, PCCL_IP_BARRIER, comm, PCCL_IP_TAKEN, req, 0))
-    return c.rc ? c.rc : PMPI_EITHER(req, PMPI_Barrier(comm), PMPI_Ibarrier(comm, req));
+    return c.rc ? c.rc : PMPI_EITHER(req, comm, PMPI_Barrier(comm), PMPI_Ibarrier(comm, req));
   op_t local, *o = op_new(&local, &c, req);
   return o ? op_issued(o, ISSUE(o, barrier, o->c.pc), req) : c.rc;
 }
@@ -826,7 +833,7 @@ static int allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
              v_reason(1, inplace, recvcounts, displs, recvtype, sendcount, sendtype, comm), req,
              NB_BYTES(req, recvcounts ? sum_bytes(recvcounts, recvtype, comm) : 0)))
     return c.rc ? c.rc
-                : PMPI_EITHER(req, PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                : PMPI_EITHER(req, comm, PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf,
                                                    recvcounts, displs, recvtype, comm),
                               PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                                displs, recvtype, comm, req));
@@ -855,7 +862,7 @@ static int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
              v_reason(at_root, inplace, recvcounts, displs, recvtype, sendcount, sendtype, comm),
              req, SIZE_MAX))
     return c.rc ? c.rc
-                : PMPI_EITHER(req, PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                : PMPI_EITHER(req, comm, PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                                 displs, recvtype, root, comm),
                               PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                                             displs, recvtype, root, comm, req));
@@ -887,7 +894,7 @@ static int scatterv(const void *sendbuf, const int sendcounts[], const int displ
              v_reason(at_root, inplace, sendcounts, displs, sendtype, recvcount, recvtype, comm),
              req, SIZE_MAX))
     return c.rc ? c.rc
-                : PMPI_EITHER(req, PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                : PMPI_EITHER(req, comm, PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
                                                  recvcount, recvtype, root, comm),
                               PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
                                              recvcount, recvtype, root, comm, req));
@@ -922,7 +929,7 @@ static int alltoallv(const void *sendbuf, const int sendcounts[], const int sdis
   if (why == PCCL_IP_TAKEN && !inplace) why = many_reason(sendcounts, sdispls, sendtype, comm);
   if (!start(&c, PCCL_IP_ALLTOALLV, comm, why, req, SIZE_MAX))
     return c.rc ? c.rc
-                : PMPI_EITHER(req, PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                : PMPI_EITHER(req, comm, PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                                   recvcounts, rdispls, recvtype, comm),
                               PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                               recvcounts, rdispls, recvtype, comm, req));

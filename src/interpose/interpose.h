@@ -94,6 +94,18 @@ typedef struct {
 int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
                   pccl_ip_reason_t reason);
 
+/* pccl_ip_start for a call pccl may take only on a communicator it has
+ * attached already (by an earlier call: alike on every rank, which make
+ * their collectives in the same order): on another, the call goes to MPI
+ * for `reason` without attaching it, which would wait for the peers. */
+int pccl_ip_start_attached(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
+                           pccl_ip_reason_t reason);
+
+/* nonblocking.c: moves pccl's outstanding non-blocking calls until those
+ * on `comm` have finished (their requests complete in MPI's eyes); at
+ * once when none is outstanding. */
+void pccl_ip_drain(MPI_Comm comm);
+
 /* Leaves to MPI, for `reason`, a call pccl_ip_start took (before anything
  * of it moved): the caller is outside pccl again and calls PMPI. */
 void pccl_ip_decline(pccl_ip_call_t *call, pccl_ip_reason_t reason);

@@ -176,6 +176,17 @@ static int wait_one(MPI_Request *request, MPI_Status *status) {
   }
 }
 
+void pccl_ip_drain(MPI_Comm comm) {
+  if (!active()) return;
+  for (unsigned pass = 1;; pass++) {
+    pass_begin();
+    int left = 0;
+    for (ip_req_t *r = head; r && !left; r = r->next) left = r->call.comm == comm && !r->finished;
+    pass_end(pass);
+    if (!left) return;
+  }
+}
+
 PCCL_IP_API int MPI_Wait(MPI_Request *request, MPI_Status *status) {
   if (!active() || !request) return PMPI_Wait(request, status);
   return wait_one(request, status);

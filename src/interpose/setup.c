@@ -287,8 +287,13 @@ static int attach_new(pccl_ip_call_t *call, entry_t **out) {
   return 1;
 }
 
-int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
-                  pccl_ip_reason_t reason) {
+/* pccl_ip_start; with `attach` 0 a communicator not yet attached is not
+ * attached (attaching is collective) and the call goes to MPI as `reason`
+ * says. */
+static int start_call(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
+                      pccl_ip_reason_t reason, int attach) {
+  pccl_ip_reason_t unattached = reason;
+  if (!attach) reason = PCCL_IP_TAKEN;
   *call = (pccl_ip_call_t){.id = id, .comm = comm, .rc = MPI_SUCCESS};
   if (depth > 0) return 0;
   if (!hooks()) return 0; /* before MPI_Init or after MPI_Finalize: MPI says */
@@ -312,6 +317,10 @@ int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
       count(id, PCCL_IP_INVALID);
       return 0;
     }
+    if (!found && !attach) {
+      count(id, unattached);
+      return 0;
+    }
     if (!found && !attach_new(call, &e)) return 0;
     last.comm = comm, last.e = e, last.gen = gen, last.valid = 1;
   }
@@ -326,6 +335,16 @@ int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
   call->gen = gen;
   depth++;
   return 1;
+}
+
+int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
+                  pccl_ip_reason_t reason) {
+  return start_call(call, id, comm, reason, 1);
+}
+
+int pccl_ip_start_attached(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
+                           pccl_ip_reason_t reason) {
+  return start_call(call, id, comm, reason, 0);
 }
 
 int pccl_ip_again(const pccl_ip_call_t *call) {

@@ -1,0 +1,95 @@
+/* test_nb_progress.c - a plain MPI program (2 ranks or more) whose
+ * non-blocking collectives complete only if an MPI library moves them
+ * inside calls other than the waits; valid MPI, which Open MPI's own calls
+ * complete:
+ *   1. NBX (a sparse exchange that ends in a non-blocking all-reduce used as
+ *      a barrier) on a fresh communicator: rank 0 sends with MPI_Issend and
+ *      polls MPI_Iprobe; the others have nothing to send and issue the
+ *      MPI_Iallreduce at once. The all-reduce must not wait for rank 0
+ *      (which would first have to receive nothing and see its send done).
+ *   2. Two MPI_Iallreduce outstanding, then a blocking MPI_Allreduce with a
+ *      user-defined op (which the drop-in leaves to MPI): rank 0 calls it
+ *      before its MPI_Waitall, the others after theirs, so the others wait
+ *      on rank 0's calls while rank 0 is inside MPI's all-reduce.
+ * Results are checked against sums computed here; prints a digest of them
+ * (run_dropin.sh compares it with the run on MPI alone). Exits nonzero on
+ * a mismatch; a hang is the test's timeout. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#include <mpi.h>
+#include <stdio.h>
+#include <time.h>
+
+static int rank, size, failures;
+
+static void check(const char *what, double got, double want) {
+  if (got == want) return;
+  printf("rank %d: FAIL %s: %g, want %g\n", rank, what, got, want);
+  failures++;
+}
+
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  for (int i = 0; i < *len; i++) ((double *)inout)[i] += ((const double *)in)[i];
+}
+
+static double nbx(void) {
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  int payload = 42, got = -1, sent = rank != 0, issued = 0, done = 0;
+  double one = 1.0, all = 0.0;
+  MPI_Request sr = MPI_REQUEST_NULL, br = MPI_REQUEST_NULL;
+  if (rank == 0) MPI_Issend(&payload, 1, MPI_INT, size - 1, 7, c, &sr);
+  while (!done) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, 7, c, &flag, &st);
+    if (flag) MPI_Recv(&got, 1, MPI_INT, st.MPI_SOURCE, 7, c, MPI_STATUS_IGNORE);
+    if (!issued) {
+      if (!sent) MPI_Test(&sr, &sent, MPI_STATUS_IGNORE);
+      if (sent) MPI_Iallreduce(&one, &all, 1, MPI_DOUBLE, MPI_SUM, c, &br), issued = 1;
+    } else {
+      MPI_Test(&br, &done, MPI_STATUS_IGNORE);
+    }
+  }
+  if (rank == size - 1) check("NBX payload", got, 42);
+  check("NBX all-reduce", all, size);
+  MPI_Comm_free(&c);
+  return all;
+}
+
+static double fallback_between(void) {
+  double a = rank + 1.0, b = 2.0 * (rank + 1), u = 1.0, ra = 0, rb = 0, ru = 0;
+  MPI_Op op;
+  MPI_Op_create(user_sum, 1, &op);
+  MPI_Allreduce(&a, &ra, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); /* the drop-in attaches here */
+  MPI_Request r[2];
+  struct timespec later = {0, 200000000};
+  if (rank != 0) nanosleep(&later, NULL); /* rank 0's calls are issued first */
+  MPI_Iallreduce(&a, &ra, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[0]);
+  MPI_Iallreduce(&b, &rb, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[1]);
+  if (rank == 0) {
+    MPI_Allreduce(&u, &ru, 1, MPI_DOUBLE, op, MPI_COMM_WORLD);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+  } else {
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    MPI_Allreduce(&u, &ru, 1, MPI_DOUBLE, op, MPI_COMM_WORLD);
+  }
+  double n = size, tri = n * (n + 1) / 2;
+  check("first all-reduce", ra, tri);
+  check("second all-reduce", rb, 2 * tri);
+  check("user-op all-reduce between", ru, n);
+  MPI_Op_free(&op);
+  return ra + rb + ru;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  double d = nbx() + fallback_between();
+  int all = 0;
+  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("test_nb_progress: %d ranks, %d failures, digest %08x\n", size, all, (unsigned)d);
+  MPI_Finalize();
+  return all ? 1 : 0;
+}
