@@ -89,6 +89,17 @@ pccl_status_t pccl__call_begin(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_
  * blocking call does. */
 pccl_status_t pccl__call_advance(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r);
 
+/* Begins a validated non-blocking call that runs on the node segment while
+ * an earlier one is still running there (pccl__call_settled): numbers its
+ * first round and publishes this rank's part (pccl_seg_post); *begun says
+ * whether it did (not without a segment, under PCCL_CHECK, or when the call
+ * runs elsewhere), pccl__call_advance then taking it on in its turn. */
+pccl_status_t pccl__call_prepost(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r,
+                                 int *begun);
+/* Whether a begun call runs on the node segment and has numbered all its
+ * rounds, so that the next call may begin behind it. */
+int pccl__call_settled(const pccl_call_run_t *r);
+
 /* request.c: the non-blocking side */
 
 /* Queues a validated call on comm behind its earlier non-blocking calls

@@ -1029,6 +1029,29 @@ static pccl_status_t begin_call(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run
   return st;
 }
 
+pccl_status_t pccl__call_prepost(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r,
+                                 int *begun) {
+  *begun = 0;
+  if (comm->check || comm->broken != PCCL_OK || comm->size == 1 || !c->chosen.algo ||
+      c->chosen.algo->generate != pccl_gen_seg || !comm->seg)
+    return PCCL_OK;
+  *begun = 1;
+  r->phase = PCCL_PHASE_DONE;
+  r->idle_since = 0.0;
+  pccl_status_t st = prepare(comm, c, 0, &r->choice);
+  if (st == PCCL_OK) st = begin_call(comm, c, r);
+  if (st != PCCL_OK || !r->on_seg) return broken(comm, st);
+  pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, NULL};
+  char why[PCCL_ERROR_LEN - 64];
+  st = pccl_seg_post(comm->seg, &r->seg, &watch, why, sizeof why);
+  if (st != PCCL_OK) r->phase = PCCL_PHASE_DONE;
+  return st == PCCL_OK ? st : seg_failed(comm, c, r->choice, st, why, 0);
+}
+
+int pccl__call_settled(const pccl_call_run_t *r) {
+  return r->on_seg && r->phase == PCCL_PHASE_MAIN && pccl_seg_settled(&r->seg);
+}
+
 pccl_status_t pccl__call_begin(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r) {
   r->phase = PCCL_PHASE_DONE;
   r->idle_since = 0.0;

@@ -24,6 +24,7 @@ struct pccl_request {
   pccl_call_run_t run;
   uint8_t token; /* pccl_ibarrier's byte */
   int started, done;
+  pccl_status_t early; /* begun early behind another (prepost), with this error */
   int orphan; /* no caller holds it (pccl__request_post with req NULL) */
   pccl_status_t status;
   char error[PCCL_ERROR_LEN]; /* why it failed, for pccl_wait's caller */
@@ -72,13 +73,36 @@ static void list_remove(pccl_comm_t *comm) {
 /* The head call has ended with st: off the queue, its outcome kept. */
 static void finish(pccl_comm_t *comm, pccl_request_t *q, pccl_status_t st) {
   q->status = st;
-  if (st != PCCL_OK) snprintf(q->error, sizeof q->error, "%s", pccl_last_error(comm));
+  if (st != PCCL_OK && !q->error[0]) /* an early failure kept its own */
+    snprintf(q->error, sizeof q->error, "%s", pccl_last_error(comm));
   q->done = 1;
   comm->nb_head = q->next;
   if (q->orphan) free(q);
   if (!comm->nb_head) {
     comm->nb_tail = NULL;
     list_remove(comm);
+  }
+}
+
+/* The calls queued behind a call on the node segment that has numbered all
+ * its rounds begin at once, if they run on the segment too: each publishes
+ * its part, so that a call of one round needs none of this rank's later
+ * calls, while this rank may be in one that moves nothing (an MPI call the
+ * drop-in leaves to MPI, communicator creation). They finish in order. */
+static void prepost(pccl_comm_t *comm) {
+  for (pccl_request_t *q = comm->nb_head; q && q->next; q = q->next) {
+    if (!q->started || !pccl__call_settled(&q->run)) return;
+    pccl_request_t *n = q->next;
+    if (n->started) continue;
+    int begun = 0;
+    pccl_status_t st = pccl__call_prepost(comm, &n->call, &n->run, &begun);
+    if (!begun) return;
+    n->started = 1;
+    n->early = st;
+    if (st != PCCL_OK) {
+      snprintf(n->error, sizeof n->error, "%s", pccl_last_error(comm));
+      return;
+    }
   }
 }
 
@@ -99,10 +123,13 @@ static void progress_comm(pccl_comm_t *comm) {
       else
         st = pccl__call_begin(comm, &q->call, &q->run);
     } else {
-      st = pccl__call_advance(comm, &q->call, &q->run);
+      st = q->early != PCCL_OK ? q->early : pccl__call_advance(comm, &q->call, &q->run);
     }
     if (q->orphan) snprintf(comm->error, sizeof comm->error, "%s", user_error);
-    if (st == PCCL_OK && q->run.phase != PCCL_PHASE_DONE) return;
+    if (st == PCCL_OK && q->run.phase != PCCL_PHASE_DONE) {
+      prepost(comm);
+      return;
+    }
     finish(comm, q, st);
   }
 }

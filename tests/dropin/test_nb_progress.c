@@ -7,10 +7,12 @@
  *      polls MPI_Iprobe; the others have nothing to send and issue the
  *      MPI_Iallreduce at once. The all-reduce must not wait for rank 0
  *      (which would first have to receive nothing and see its send done).
- *   2. Two MPI_Iallreduce outstanding, then a blocking MPI_Allreduce with a
- *      user-defined op (which the drop-in leaves to MPI): rank 0 calls it
- *      before its MPI_Waitall, the others after theirs, so the others wait
- *      on rank 0's calls while rank 0 is inside MPI's all-reduce.
+ *   2. Two MPI_Iallreduce outstanding, then a blocking call the drop-in
+ *      leaves to MPI: rank 0 makes it before its MPI_Waitall, the others
+ *      after theirs, so the others wait on rank 0's calls while rank 0 is
+ *      inside MPI. Three kinds: an MPI_Allreduce with a user-defined op on
+ *      the same communicator, the same on another one, and MPI_Comm_dup
+ *      (which the drop-in does not intercept).
  * Results are checked against sums computed here; prints a digest of them
  * (run_dropin.sh compares it with the run on MPI alone). Exits nonzero on
  * a mismatch; a hang is the test's timeout. */
@@ -57,10 +59,26 @@ static double nbx(void) {
   return all;
 }
 
-static double fallback_between(void) {
-  double a = rank + 1.0, b = 2.0 * (rank + 1), u = 1.0, ra = 0, rb = 0, ru = 0;
+enum { SAME_COMM, OTHER_COMM, COMM_DUP };
+
+/* The blocking call of scenario 2. */
+static double between(int kind, MPI_Op op, MPI_Comm other) {
+  double u = 1.0, ru = 0;
+  MPI_Comm dup;
+  switch (kind) {
+  case SAME_COMM: MPI_Allreduce(&u, &ru, 1, MPI_DOUBLE, op, MPI_COMM_WORLD); break;
+  case OTHER_COMM: MPI_Allreduce(&u, &ru, 1, MPI_DOUBLE, op, other); break;
+  default: MPI_Comm_dup(MPI_COMM_WORLD, &dup), MPI_Comm_free(&dup), ru = size; break;
+  }
+  return ru;
+}
+
+static double fallback_between(int kind) {
+  double a = rank + 1.0, b = 2.0 * (rank + 1), ra = 0, rb = 0, ru = 0;
   MPI_Op op;
+  MPI_Comm other;
   MPI_Op_create(user_sum, 1, &op);
+  MPI_Comm_dup(MPI_COMM_WORLD, &other);
   MPI_Allreduce(&a, &ra, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); /* the drop-in attaches here */
   MPI_Request r[2];
   struct timespec later = {0, 200000000};
@@ -68,17 +86,18 @@ static double fallback_between(void) {
   MPI_Iallreduce(&a, &ra, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[0]);
   MPI_Iallreduce(&b, &rb, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[1]);
   if (rank == 0) {
-    MPI_Allreduce(&u, &ru, 1, MPI_DOUBLE, op, MPI_COMM_WORLD);
+    ru = between(kind, op, other);
     MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
   } else {
     MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
-    MPI_Allreduce(&u, &ru, 1, MPI_DOUBLE, op, MPI_COMM_WORLD);
+    ru = between(kind, op, other);
   }
   double n = size, tri = n * (n + 1) / 2;
   check("first all-reduce", ra, tri);
   check("second all-reduce", rb, 2 * tri);
-  check("user-op all-reduce between", ru, n);
+  check("the call between", ru, n);
   MPI_Op_free(&op);
+  MPI_Comm_free(&other);
   return ra + rb + ru;
 }
 
@@ -86,7 +105,8 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  double d = nbx() + fallback_between();
+  double d = nbx();
+  for (int kind = SAME_COMM; kind <= COMM_DUP; kind++) d += fallback_between(kind);
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("test_nb_progress: %d ranks, %d failures, digest %08x\n", size, all, (unsigned)d);

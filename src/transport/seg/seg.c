@@ -186,8 +186,11 @@ typedef struct {
   const pccl_seg_watch_t *watch;
   char *why;
   size_t whylen;
-  int nowait; /* a non-blocking call's: a wait that would block returns AGAIN */
+  /* a non-blocking call's: a wait that would block returns AGAIN (1); or,
+   * posting only (POST_ONLY), every wait for a peer's part does */
+  int nowait;
 } waiter_t;
+#define POST_ONLY 2
 
 /* What a wait of a non-blocking call returns instead of waiting: the round
  * is taken again from its start later (see pccl_seg_advance). Never seen
@@ -260,25 +263,34 @@ static pccl_status_t wait_free(pccl_seg_t *s, uint64_t n, size_t bytes, const wa
   return PCCL_OK;
 }
 
+/* In a head's digest (whose top bit digest_of leaves clear): the writer
+ * published this round before finishing the one before it (a
+ * non-blocking call begun behind another, the split all-reduce's second
+ * round), so its readers learn nothing of its progress from it. */
+#define AHEAD (1ull << 63)
+
 static void publish(pccl_seg_t *s, uint64_t n, size_t bytes, uint64_t digest) {
   head_t *h = head(s, s->me, n, bytes);
-  h->digest = digest;
+  uint64_t done = atomic_load_explicit(&ctrl(s, s->me)->done, memory_order_relaxed);
+  h->digest = digest | (done + 1 < n ? AHEAD : 0);
   atomic_store_explicit(&h->seq, n, memory_order_release);
 }
 
 /* Waits for rank r's part of round n and checks that it is the same call. */
 static pccl_status_t wait_part(pccl_seg_t *s, int r, uint64_t n, size_t bytes, uint64_t digest,
                                const waiter_t *w) {
+  if (w->nowait == POST_ONLY) return AGAIN;
   head_t *h = head(s, r, n, bytes);
   pccl_status_t st = await(s, &h->seq, n, w, r, "data");
   if (st != PCCL_OK) return st;
-  if (h->digest != digest) {
+  if ((h->digest & ~AHEAD) != digest) {
     snprintf(w->why, w->whylen,
              "local rank %d made a different call (collective, count, datatype, operation or root) "
              "in round %llu", r, (unsigned long long)n);
     return PCCL_ERR_MISMATCH;
   }
-  if (s->known[r] < n - 1) s->known[r] = n - 1; /* it filled round n only after finishing n - 1 */
+  /* it filled round n only after finishing n - 1, unless ahead */
+  if (!(h->digest & AHEAD) && s->known[r] < n - 1) s->known[r] = n - 1;
   return PCCL_OK;
 }
 
@@ -662,12 +674,12 @@ static pccl_status_t vread(run_t *x, uint64_t n, int r, int k, int i, void *dst,
   pccl_status_t st = await_either(s, &slot->seq, &buf->seq, n, &x->w, r, "data");
   if (st != PCCL_OK) return st;
   head_t *h = atomic_load_explicit(&slot->seq, memory_order_acquire) >= n ? slot : buf;
-  if (h->digest != x->digest) {
+  if ((h->digest & ~AHEAD) != x->digest) {
     snprintf(x->w.why, x->w.whylen, "local rank %d made a different call (collective, datatype "
              "or root) in round %llu", r, (unsigned long long)n);
     return PCCL_ERR_MISMATCH;
   }
-  if (s->known[r] < n - 1) s->known[r] = n - 1;
+  if (!(h->digest & AHEAD) && s->known[r] < n - 1) s->known[r] = n - 1;
   uint64_t meta, count = 0, off = 0;
   memcpy(&meta, h->data, sizeof meta);
   size_t bytes = (size_t)(meta & ~VREMOTE), table = (size_t)k * sizeof(uint64_t);
@@ -1112,7 +1124,7 @@ static uint64_t digest_of(const pccl_seg_call_t *c, int nranks) {
        ((reduces ? (uint64_t)c->op : 0xff) << 40) | (rooted ? (uint32_t)c->root : 0);
   for (int r = 0; c->counts && !own_counts && r < nranks; r++)
     h = (h ^ c->counts[r]) * 0x100000001B3ull; /* the counts, which every rank passes alike */
-  return h;
+  return h & ~AHEAD;
 }
 
 /* Runs a call one way; after an error the segment is out of step: the
@@ -1237,22 +1249,47 @@ static pccl_status_t nb_failed(pccl_seg_t *s, pccl_status_t st) {
   return st;
 }
 
+/* The elements of op's current round, numbering it if it has not begun
+ * (rounds are numbered as they begin, as run_rounds numbers them). */
+static size_t take_round(pccl_seg_t *s, pccl_seg_op_t *op, const run_t *x, const seg_coll_t *k) {
+  size_t chunk = round_elems(x, k), left = op->call.count - op->off, m = left < chunk ? left : chunk;
+  if (!op->round) {
+    op->round = s->round + 1;
+    s->round += (uint64_t)k->rounds;
+    op->last = m == left;
+  }
+  return m;
+}
+
+static run_t nb_run(pccl_seg_t *s, pccl_seg_op_t *op, const pccl_seg_watch_t *watch, char *why,
+                    size_t whylen, int nowait) {
+  const pccl_seg_call_t *c = &op->call;
+  return (run_t){s, c, pccl_dtype_size(c->dtype), op->digest, pccl_kernel_reduce(c->dtype, c->op),
+                 {watch, why, whylen, nowait}, 0, op->posted};
+}
+
+pccl_status_t pccl_seg_post(pccl_seg_t *s, pccl_seg_op_t *op, const pccl_seg_watch_t *watch,
+                            char *why, size_t whylen) {
+  run_t x = nb_run(s, op, watch, why, whylen, POST_ONLY);
+  const seg_coll_t *k = coll_of(s, &op->call, x.es, 0);
+  size_t m = take_round(s, op, &x, k);
+  pccl_status_t st = k->round(&x, op->round, op->off, m);
+  op->posted = x.posted;
+  return st == PCCL_OK || st == AGAIN ? PCCL_OK : nb_failed(s, st);
+}
+
+int pccl_seg_settled(const pccl_seg_op_t *op) { return op->round && op->last; }
+
 pccl_status_t pccl_seg_advance(pccl_seg_t *s, pccl_seg_op_t *op, const pccl_seg_watch_t *watch,
                                char *why, size_t whylen, int *done) {
   const pccl_seg_call_t *c = &op->call;
-  run_t x = {s, c, pccl_dtype_size(c->dtype), op->digest, pccl_kernel_reduce(c->dtype, c->op),
-             {watch, why, whylen, 1}, 0, op->posted};
+  run_t x = nb_run(s, op, watch, why, whylen, 1);
   const seg_coll_t *k = coll_of(s, c, x.es, 0);
-  size_t chunk = round_elems(&x, k);
   int moved = 0;
   pccl_status_t st = PCCL_OK;
   *done = 0;
   while (op->off < c->count) {
-    if (!op->round) { /* rounds are numbered as they begin, as run_rounds numbers them */
-      op->round = s->round + 1;
-      s->round += (uint64_t)k->rounds;
-    }
-    size_t m = c->count - op->off < chunk ? c->count - op->off : chunk;
+    size_t m = take_round(s, op, &x, k);
     st = k->round(&x, op->round, op->off, m);
     moved |= x.posted != op->posted;
     op->posted = x.posted;

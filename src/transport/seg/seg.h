@@ -129,6 +129,7 @@ typedef struct {
   uint64_t round;    /* the round under way (0: the next not begun) */
   uint64_t posted;   /* the last round whose part this rank published */
   size_t off;        /* the first element of that round */
+  int last;          /* that round is the call's last */
   double idle_since; /* when advancing last moved nothing (0: it moved) */
 } pccl_seg_op_t;
 
@@ -141,6 +142,17 @@ int pccl_seg_takes_nb(const pccl_seg_t *s, pccl_coll_t coll);
  * pccl_seg_takes_nb refuses or one not through the buffers. */
 pccl_status_t pccl_seg_start(pccl_seg_t *s, const pccl_seg_call_t *call, pccl_seg_op_t *op,
                              char *why, size_t whylen);
+
+/* Numbers *op's first round and publishes this rank's part of it (what it
+ * can without waiting for a peer), nothing more: a call behind an
+ * unfinished one on the segment (pccl_seg_settled) may begin so, so that
+ * its peers need none of this rank's later calls to finish a call of one
+ * round. pccl_seg_advance takes it on from there. */
+pccl_status_t pccl_seg_post(pccl_seg_t *s, pccl_seg_op_t *op, const pccl_seg_watch_t *watch,
+                            char *why, size_t whylen);
+/* Whether *op has numbered all its rounds (it is in its last): the next
+ * call's rounds may then be numbered. */
+int pccl_seg_settled(const pccl_seg_op_t *op);
 
 /* Moves *op along as far as it goes without waiting for a peer; *done
  * when it has finished. Errors as pccl_seg_run's (the segment is then out
