@@ -1304,6 +1304,9 @@ pccl_status_t pccl_seg_advance(pccl_seg_t *s, pccl_seg_op_t *op, const pccl_seg_
     return PCCL_OK;
   }
   if (st != AGAIN) return nb_failed(s, st);
+  /* with more ranks than cores the peer this rank waits for may need its
+   * core, as in a blocking wait (await_either) */
+  if (s->yield && !moved) sched_yield();
   double t = moved ? 0.0 : now(); /* the clock only while nothing moves */
   if (moved || op->idle_since == 0.0) op->idle_since = t;
   if (watch->timeout <= 0 || t - op->idle_since <= watch->timeout) return PCCL_OK;
