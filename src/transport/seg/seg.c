@@ -249,11 +249,20 @@ static pccl_status_t await(const pccl_seg_t *s, const _Atomic uint64_t *word, ui
   return await_either(s, word, NULL, target, w, peer, what);
 }
 
-/* Before this rank fills its part of `bytes` for round n: every peer has
- * finished the last round that could have used the same place. */
+/* Before this rank fills its part of `bytes` for round n: every rank has
+ * finished the last round that could have used the same place. This one
+ * too: a call begun early (pccl_seg_post) may come while this rank's
+ * earlier call still reads its own part of that round; a blocking call
+ * never does (its rank finished the rounds before). */
 static pccl_status_t wait_free(pccl_seg_t *s, uint64_t n, size_t bytes, const waiter_t *w) {
   uint64_t back = small(bytes) ? RING : 2;
   if (n <= back) return PCCL_OK;
+  if (atomic_load_explicit(&ctrl(s, s->me)->done, memory_order_relaxed) < n - back) {
+    if (w->nowait) return AGAIN;
+    snprintf(w->why, w->whylen, "round %llu began before this rank finished round %llu (a bug "
+             "in pccl: please report it)", (unsigned long long)n, (unsigned long long)(n - back));
+    return PCCL_ERR_INTERNAL;
+  }
   for (int r = 0; r < s->n; r++) {
     if (r == s->me || s->known[r] >= n - back) continue;
     pccl_status_t st = await(s, &ctrl(s, r)->done, n - back, w, r, "reading");
