@@ -303,6 +303,23 @@ static pccl_status_t wait_part(pccl_seg_t *s, int r, uint64_t n, size_t bytes, u
   return PCCL_OK;
 }
 
+/* Loads every line of each peer's part of round n in a slot, before the
+ * waits for their heads. A reader that trails its writers (a reduce's or a
+ * gather's root: the other ranks run rounds ahead of it) then takes each
+ * part in one transfer between cores instead of two in a row (the head,
+ * then the data it announces): 2 ranks, reduce of 128-256 B 0.16-0.19 ->
+ * 0.10-0.11 us. Not for readers that run beside their writers (all-reduce,
+ * reduce-scatter): there it pulls lines away from a writer still filling
+ * them (2 ranks, reduce-scatter of 512 B-1 KiB 0.31-0.50 -> 0.38-0.67 us). A
+ * line read early and then overwritten is simply read again. */
+static void touch_parts(const pccl_seg_t *s, uint64_t n, size_t bytes) {
+  if (bytes <= PCCL_SEG_INLINE || !small(bytes)) return;
+  for (int r = 0; r < s->n; r++) {
+    const volatile unsigned char *p = part(s, r, n, bytes);
+    for (size_t at = 0; r != s->me && at < bytes; at += LINE) (void)p[at];
+  }
+}
+
 static void finish(pccl_seg_t *s, uint64_t n) {
   atomic_store_explicit(&ctrl(s, s->me)->done, n, memory_order_release);
 }
@@ -446,6 +463,7 @@ static pccl_status_t reduce_round(run_t *x, uint64_t n, size_t off, size_t m) {
   int copy_in = x->s->me != c->root || (c->inplace && x->s->me != 0) || x->w.nowait;
   pccl_status_t st = copy_in ? contribute(x, n, mine, m * x->es, 1, 0) : PCCL_OK;
   if (st != PCCL_OK || x->s->me != c->root) return st;
+  touch_parts(x->s, n, m * x->es);
   return reduce_parts(x, n, m * x->es, 0, out_at(x, c->recvbuf, off), m, copy_in ? NULL : mine);
 }
 
@@ -548,6 +566,7 @@ static pccl_status_t gather_round(run_t *x, uint64_t n, size_t off, size_t m) {
   size_t bytes = m * x->es;
   const char *mine = in_at(x, c->sendbuf, off);
   if (s->me != c->root) return contribute(x, n, mine, bytes, 1, 0);
+  touch_parts(s, n, bytes);
   if (!c->inplace) pccl_copy(out_at(x, c->recvbuf, (size_t)s->me * c->count + off), mine, bytes);
   pccl_status_t st = PCCL_OK;
   for (int r = 0; r < s->n && st == PCCL_OK; r++) {
