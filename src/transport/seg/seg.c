@@ -29,9 +29,15 @@
  * RING rounds ahead of its readers before it must look at their progress;
  * larger parts alternate between the two buffers. The head lines lie
  * together, away from the slots: a call of a few bytes then touches the
- * same few lines over and over. */
+ * same few lines over and over. A slot of 4 KiB, not 1: with only two
+ * buffers a writer waits for its readers every other round, and 2 ranks'
+ * 2 KiB broadcast, reduce and all-reduce took 0.50, 0.53 and 1.11 us in
+ * the buffers against 0.40, 0.31-0.39 and 0.86-0.90 in slots (Xeon host,
+ * docs/results/slot). Slots of 8 and 16 KiB also sped up the rooted calls
+ * of 8-16 KiB, but 256-512 KiB of slots a rank (128 MiB on a node of 256
+ * ranks) is much to map for calls this small. */
 #define RING 32
-#define SLOT 1024
+#define SLOT 4096
 /* A direct call (below) reads and writes its peers' buffers in pieces of
  * this many bytes: the few it holds at once (two peers' parts, this rank's
  * own kept aside in place, a reduce leaf's result) stay in cache, and a
