@@ -816,18 +816,23 @@ static pccl_status_t seg_failed(pccl_comm_t *comm, const pccl_call_t *c, pccl_ch
   return st;
 }
 
+/* Runs c, made into `call` (seg_call) for the node segment. */
+static pccl_status_t run_seg_call(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice,
+                                  const pccl_seg_call_t *call) {
+  pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, pccl__request_idle};
+  char why[PCCL_ERROR_LEN - 64];
+  int in_step;
+  pccl_status_t st = pccl_seg_run(comm->seg, call, &watch, why, sizeof why, &in_step);
+  return st == PCCL_OK ? st : seg_failed(comm, c, choice, st, why, in_step);
+}
+
 /* A call the node segment runs: the whole collective as its one step,
  * without a schedule to fetch or an executor to set up. */
 static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
   if (comm->size == 1) return one_rank(comm, c, places_of(comm, c));
   pccl_seg_call_t call;
   pccl_status_t st = seg_call(comm, c, choice, &call);
-  if (st != PCCL_OK) return st;
-  pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, pccl__request_idle};
-  char why[PCCL_ERROR_LEN - 64];
-  int in_step;
-  st = pccl_seg_run(comm->seg, &call, &watch, why, sizeof why, &in_step);
-  return st == PCCL_OK ? st : seg_failed(comm, c, choice, st, why, in_step);
+  return st == PCCL_OK ? run_seg_call(comm, c, choice, &call) : st;
 }
 
 /* A repeated call: validation and selection depend only on the call's
@@ -840,6 +845,10 @@ struct pccl_call_memo {
   unsigned gen;
   pccl_call_t call; /* validated */
   pccl_choice_t choice; /* algo NULL: the collective has none yet */
+  /* the call as the node segment runs it (seg_call), prepared; on_seg 0
+   * when the choice is not the segment's or the communicator has one rank */
+  int on_seg;
+  pccl_seg_call_t seg;
 };
 
 /* One memo per collective: a loop that alternates collectives (an
@@ -867,7 +876,16 @@ static void memo_keep(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t cho
   if (c->lossy_call || c->piece || c->device || c->counts || c->count == 0 || !pccl__device_none())
     return;
   if (!comm->memo && !(comm->memo = calloc(PCCL_COLL_COUNT, sizeof *comm->memo))) return;
-  comm->memo[c->coll] = (struct pccl_call_memo){comm->config_gen, *c, choice};
+  struct pccl_call_memo *m = &comm->memo[c->coll];
+  *m = (struct pccl_call_memo){.gen = comm->config_gen, .call = *c, .choice = choice};
+  if (choice.algo->generate != pccl_gen_seg || comm->size == 1) return;
+  /* a call the segment refuses fails with seg_call's error when it runs */
+  if (seg_call(comm, c, choice, &m->seg) != PCCL_OK) {
+    pccl__error_clear(comm);
+    return;
+  }
+  pccl_seg_prepare(comm->seg, &m->seg);
+  m->on_seg = 1;
 }
 
 /* Names the algorithm for pccl_comm_last_algo, only when it changes:
@@ -1165,7 +1183,7 @@ static int repeat(pccl_comm_t *comm, pccl_coll_t coll, const char *api, const vo
     return 0;
   pccl__error_clear(comm);
   note_choice(comm, m->choice);
-  *st = broken(comm, run_seg(comm, v, m->choice));
+  *st = broken(comm, m->on_seg ? run_seg_call(comm, v, m->choice, &m->seg) : run_seg(comm, v, m->choice));
   return 1;
 }
 

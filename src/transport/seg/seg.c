@@ -1161,6 +1161,11 @@ static uint64_t digest_of(const pccl_seg_call_t *c, int nranks) {
   return h & ~AHEAD;
 }
 
+void pccl_seg_prepare(const pccl_seg_t *s, pccl_seg_call_t *call) {
+  call->digest = digest_of(call, s->n);
+  call->prepared = 1;
+}
+
 /* Runs a call one way; after an error the segment is out of step: the
  * peers are told, whose waits would otherwise last until their own
  * timeout. */
@@ -1170,7 +1175,7 @@ static pccl_status_t run_path(pccl_seg_t *s, const pccl_seg_call_t *call, int di
   /* the path in the digest (bits 32-39 hold nothing else): ranks that took
    * different paths get an error */
   run_t x = {s, call, pccl_dtype_size(call->dtype),
-             digest_of(call, s->n) ^ ((uint64_t)direct_call << 32),
+             (call->prepared ? call->digest : digest_of(call, s->n)) ^ ((uint64_t)direct_call << 32),
              pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen, 0}, 0, 0};
   pccl_status_t st = run_rounds(&x, coll_of(s, call, x.es, direct_call));
   *in_step = st != PCCL_OK && x.in_step;

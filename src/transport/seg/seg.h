@@ -86,7 +86,16 @@ typedef struct {
    * all-to-allv whose blocks do not fit a buffer copies them */
   size_t scratch_limit;
   pccl_seg_path_t path;
+  /* set by pccl_seg_prepare: the call's digest (what a peer's call must
+   * agree with), derived once for a call kept for its repeats */
+  int prepared;
+  uint64_t digest;
 } pccl_seg_call_t;
+
+/* Derives once what every run of `call` on s would derive again (its
+ * digest). A call changed afterwards must be prepared again, or have
+ * `prepared` cleared. */
+void pccl_seg_prepare(const pccl_seg_t *s, pccl_seg_call_t *call);
 
 /* Whether the segment runs this collective at all. */
 int pccl_seg_runs(pccl_coll_t coll);
