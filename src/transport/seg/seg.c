@@ -1049,8 +1049,12 @@ typedef struct {
  * MiB, twice each way alternately: 8 KiB pieces 1.1-2.7x faster than one
  * 128 KiB round at 16-256 KiB in both pairs of runs, mixed above (the
  * direct path takes most of those); broadcast's the same way came out
- * slower. */
-#define REDUCE_PIECE ((size_t)8 << 10)
+ * slower. Pieces of a slot's size go through the ring of slots, up to 32
+ * rounds ahead of the root instead of one: 8-128 KiB 0.89-0.96 / 1.79-1.94
+ * / 3.80-3.96 / 7.5-8.1 / 14.9-16.7 us against 1.13-1.15 / 2.28-2.29 /
+ * 4.49-4.73 / 9.3-9.4 / 18.6-19.2 with 8 KiB pieces; 2 KiB pieces were
+ * slower than either (Xeon host, two runs each). */
+#define REDUCE_PIECE SLOT
 
 static const seg_coll_t colls[PCCL_COLL_COUNT] = {
     [PCCL_COLL_ALLREDUCE] = {allreduce_round, 0, 1},
