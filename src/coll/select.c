@@ -102,16 +102,19 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0},
     {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0},
     {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0},
-    /* Broadcast: on 2-3 ranks seg_cma up to 32 KiB, then the binomial tree
+    /* Broadcast: on 2-3 ranks seg_cma up to 64 KiB, then the binomial tree
      * over the shm transport (its single copy: 1.50-1.98x Open MPI at 64
      * KiB-64 MiB in two runs of -a seg,cma,binomial on 2 ranks, 16 KiB-1
      * MiB and 4-64 MiB, where seg_cma's paths made 0.47-1.26x from 64 KiB
-     * in the runs above); from 4 ranks the segment. Without cross-memory attach the segment takes
+     * in the runs above; on the Xeon host at 64 KiB, two runs each, 2 ranks
+     * seg_cma 1.18-1.19x, binomial 1.01x, 3 ranks 1.08-1.24x against
+     * 0.88-1.00x; at 128 KiB binomial 1.19-1.29x, seg_cma 1.08-1.09x on 2
+     * ranks); from 4 ranks the segment. Without cross-memory attach the segment takes
      * 2-3 ranks up to 32 KiB too (at 16 KiB, aligned buffers: seg 1.11x
      * Open MPI, binomial 0.90x; docs/results/seg). */
     {PCCL_COLL_BROADCAST, 8 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
     {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
-    {PCCL_COLL_BROADCAST, 32 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG_CMA, 2, 0},
+    {PCCL_COLL_BROADCAST, 64 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG_CMA, 2, 0},
     {PCCL_COLL_BROADCAST, 32 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0},
     /* Reduce: without cross-memory attach, the segment up to 32 KiB and from
      * 3 ranks, the binomial tree between on 2 ranks (docs/results/seg). */
