@@ -62,6 +62,7 @@ static void run(ctx_t *c, int kind) {
   pccl_seg_call_t call = {.coll = PCCL_COLL_ALLREDUCE, .sendbuf = c->send, .recvbuf = c->recv,
                           .count = c->count, .dtype = PCCL_FLOAT32, .op = PCCL_SUM,
                           .path = PCCL_SEG_BUFFERS};
+  pccl_seg_prepare(c->seg, &call); /* as the call layer keeps a repeated call */
   char why[256];
   int in_step;
   for (int i = 0; i < c->iters; i++) {
