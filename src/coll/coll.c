@@ -779,25 +779,35 @@ static const size_t *places_of(const pccl_comm_t *comm, const pccl_call_t *c) {
 
 /* A call as the node segment takes it, after the checks that the
  * segment can run it here. */
-static pccl_status_t seg_call(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice,
-                              pccl_seg_call_t *call) {
-  const char *api = api_of(c);
+/* Whether the node segment refuses to run c as `choice` says; if so, why
+ * (after the algorithm's name). */
+static int seg_refuses(const pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice,
+                       char *why, size_t len) {
   if (!comm->seg)
-    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api, "algorithm %s: no node segment (%s)",
-                       choice.algo->name, comm->seg_why);
-  if (c->device)
-    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
-                       "algorithm %s runs on host buffers only; use another algorithm",
-                       choice.algo->name);
-  pccl_seg_path_t path = pccl__seg_path(choice.algo->id);
-  if (path != PCCL_SEG_BUFFERS && !pccl_seg_runs_direct(comm->seg, c->coll))
-    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, api,
-                       "algorithm %s: the node's ranks may not read and write each other's memory "
-                       "here (cross-memory attach refused); use seg or another algorithm",
-                       choice.algo->name);
+    snprintf(why, len, ": no node segment (%s)", comm->seg_why);
+  else if (c->device)
+    snprintf(why, len, " runs on host buffers only; use another algorithm");
+  else if (pccl__seg_path(choice.algo->id) != PCCL_SEG_BUFFERS &&
+           !pccl_seg_runs_direct(comm->seg, c->coll))
+    snprintf(why, len, ": the node's ranks may not read and write each other's memory here "
+                       "(cross-memory attach refused); use seg or another algorithm");
+  else
+    return 0;
+  return 1;
+}
+
+/* c as the node segment runs it (unless it refuses: PCCL_ERR_UNSUPPORTED,
+ * with an error on comm unless quiet). */
+static pccl_status_t seg_call(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice,
+                              pccl_seg_call_t *call, int quiet) {
+  char why[PCCL_ERROR_LEN / 2];
+  if (seg_refuses(comm, c, choice, why, sizeof why))
+    return quiet ? PCCL_ERR_UNSUPPORTED
+                 : pccl__error(comm, PCCL_ERR_UNSUPPORTED, api_of(c), "algorithm %s%s",
+                               choice.algo->name, why);
   *call = (pccl_seg_call_t){.coll = c->coll, .sendbuf = c->sendbuf, .recvbuf = c->recvbuf,
                             .count = c->count, .dtype = c->dtype, .op = c->op, .root = c->root,
-                            .inplace = c->inplace, .path = path,
+                            .inplace = c->inplace, .path = pccl__seg_path(choice.algo->id),
                             .scratch_limit = comm->scratch_limit};
   seg_blocks(comm, c, places_of(comm, c), call);
   return PCCL_OK;
@@ -831,7 +841,7 @@ static pccl_status_t run_seg_call(pccl_comm_t *comm, const pccl_call_t *c, pccl_
 static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
   if (comm->size == 1) return one_rank(comm, c, places_of(comm, c));
   pccl_seg_call_t call;
-  pccl_status_t st = seg_call(comm, c, choice, &call);
+  pccl_status_t st = seg_call(comm, c, choice, &call, 0);
   return st == PCCL_OK ? run_seg_call(comm, c, choice, &call) : st;
 }
 
@@ -879,11 +889,8 @@ static void memo_keep(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t cho
   struct pccl_call_memo *m = &comm->memo[c->coll];
   *m = (struct pccl_call_memo){.gen = comm->config_gen, .call = *c, .choice = choice};
   if (choice.algo->generate != pccl_gen_seg || comm->size == 1) return;
-  /* a call the segment refuses fails with seg_call's error when it runs */
-  if (seg_call(comm, c, choice, &m->seg) != PCCL_OK) {
-    pccl__error_clear(comm);
-    return;
-  }
+  /* a call the segment refuses gets seg_call's error when it runs */
+  if (seg_call(comm, c, choice, &m->seg, 1) != PCCL_OK) return;
   pccl_seg_prepare(comm->seg, &m->seg);
   m->on_seg = 1;
 }
@@ -1005,7 +1012,7 @@ static pccl_status_t begin_seg(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_
   if (comm->size == 1) return run_seg(comm, c, r->choice);
   pccl_seg_call_t call;
   char why[PCCL_ERROR_LEN - 64];
-  pccl_status_t st = seg_call(comm, c, r->choice, &call);
+  pccl_status_t st = seg_call(comm, c, r->choice, &call, 0);
   if (st != PCCL_OK) return st;
   if ((st = pccl_seg_start(comm->seg, &call, &r->seg, why, sizeof why)) != PCCL_OK)
     return pccl__error(comm, st, api_of(c), "algorithm %s: %s", r->choice.algo->name, why);
@@ -1183,7 +1190,8 @@ static int repeat(pccl_comm_t *comm, pccl_coll_t coll, const char *api, const vo
     return 0;
   pccl__error_clear(comm);
   note_choice(comm, m->choice);
-  *st = broken(comm, m->on_seg ? run_seg_call(comm, v, m->choice, &m->seg) : run_seg(comm, v, m->choice));
+  *st = broken(comm, m->on_seg ? run_seg_call(comm, v, m->choice, &m->seg)
+                               : run_seg(comm, v, m->choice));
   return 1;
 }
 

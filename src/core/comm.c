@@ -121,27 +121,37 @@ static void topology_fixed(pccl_comm_t *c, int per_node) {
 }
 
 /* Every rank's node and index in it, for the hierarchical generators, and a
- * check that the ranks agree on what shapes their schedules: a rank that
- * built different steps would wait forever for messages nobody sends. All
- * ranks see the same gathered data, so all reach the same verdict. */
-static pccl_status_t gather_topology(pccl_comm_t *c, const char *where) {
-  int mine[3] = {c->node, c->local_rank, (int)c->intra};
-  int *all = malloc(3 * (size_t)c->size * sizeof(int));
+ * check that the ranks agree on what shapes their schedules (a rank that
+ * built different steps would wait forever for messages nobody sends) and
+ * their shared memory (PCCL_SEG and PCCL_SHM decide who joins its
+ * collective set-up; ranks that sized the node segment differently would
+ * lay it out differently). All ranks see the same gathered data, so all
+ * reach the same verdict. */
+#define TOPO_INTS 5
+static pccl_status_t gather_topology(pccl_comm_t *c, int use_shm, int use_seg, const char *where) {
+  int mine[TOPO_INTS] = {c->node, c->local_rank, (int)c->intra, use_shm | use_seg << 1,
+                         (int)c->seg_bytes /* at most PCCL_SEG_BYTES_MAX, 1 GiB */};
+  int *all = malloc(TOPO_INTS * (size_t)c->size * sizeof(int));
   int *node = malloc(2 * (size_t)c->size * sizeof(int)), *local = node ? node + c->size : NULL;
   int ok = all && node, rc = MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->mpi);
-  if (rc == MPI_SUCCESS && ok) rc = MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, c->mpi);
+  if (rc == MPI_SUCCESS && ok)
+    rc = MPI_Allgather(mine, TOPO_INTS, MPI_INT, all, TOPO_INTS, MPI_INT, c->mpi);
   pccl_status_t st = PCCL_OK;
   if (rc != MPI_SUCCESS)
     st = mpi_failed(PCCL_ERR_MPI, where, rc);
   else if (!ok)
     st = pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory gathering the node layout");
   for (int r = 0; st == PCCL_OK && r < c->size; r++) {
-    node[r] = all[3 * r];
-    local[r] = all[3 * r + 1];
-    if (all[3 * r + 2] != (int)c->intra)
+    const int *theirs = all + TOPO_INTS * (size_t)r;
+    node[r] = theirs[0];
+    local[r] = theirs[1];
+    const char *differs = theirs[2] != mine[2] ? "PCCL_HIER_INTRA"
+                          : theirs[3] != mine[3] ? "PCCL_SEG or PCCL_SHM"
+                          : theirs[4] != mine[4] ? "PCCL_SEG_BYTES" : NULL;
+    if (differs)
       st = pccl__error(NULL, PCCL_ERR_CONFIG, where,
-                       "ranks disagree on PCCL_HIER_INTRA (rank %d has another value than rank %d)",
-                       r, c->rank);
+                       "ranks disagree on %s (rank %d has another value than rank %d)", differs, r,
+                       c->rank);
   }
   if (st == PCCL_OK && pccl_topo_create(c->size, node, local, &c->topo) != PCCL_OK)
     st = pccl__error(NULL, PCCL_ERR_CONFIG, where,
@@ -346,7 +356,7 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
     free(c);
     return mpi_failed(PCCL_ERR_MPI, where, rc);
   }
-  if ((st = gather_topology(c, where)) != PCCL_OK) {
+  if ((st = gather_topology(c, (int)use_shm, (int)use_seg, where)) != PCCL_OK) {
     MPI_Comm_free(&c->mpi);
     free(c);
     return st;

@@ -675,6 +675,11 @@ int main(int argc, char **argv) {
   comm_errors();
   env_errors();
   if (g_size >= 2) disagreeing_env("PCCL_HIER_INTRA", g_rank == 0 ? "recursive" : "ring", "PCCL_HIER_INTRA");
+  /* the node segment: rank 0 would skip its collective set-up, or lay it
+   * out for other sizes than its peers */
+  if (g_size >= 2) disagreeing_env("PCCL_SEG", g_rank == 0 ? "0" : "1", "PCCL_SEG or PCCL_SHM");
+  if (g_size >= 2) disagreeing_env("PCCL_SHM", g_rank == 0 ? "0" : "1", "PCCL_SEG or PCCL_SHM");
+  if (g_size >= 2) disagreeing_env("PCCL_SEG_BYTES", g_rank == 0 ? "64K" : "1M", "PCCL_SEG_BYTES");
   if (g_size >= 3) { /* rank 1 alone on node 1, the others one node too large for their indices */
     char rpn[16];
     snprintf(rpn, sizeof rpn, "%d", g_rank == 1 ? 1 : g_size);

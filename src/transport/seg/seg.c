@@ -309,23 +309,6 @@ static pccl_status_t wait_part(pccl_seg_t *s, int r, uint64_t n, size_t bytes, u
   return PCCL_OK;
 }
 
-/* Loads every line of each peer's part of round n in a slot, before the
- * waits for their heads. A reader that trails its writers (a reduce's or a
- * gather's root: the other ranks run rounds ahead of it) then takes each
- * part in one transfer between cores instead of two in a row (the head,
- * then the data it announces): 2 ranks, reduce of 128-256 B 0.16-0.19 ->
- * 0.10-0.11 us. Not for readers that run beside their writers (all-reduce,
- * reduce-scatter): there it pulls lines away from a writer still filling
- * them (2 ranks, reduce-scatter of 512 B-1 KiB 0.31-0.50 -> 0.38-0.67 us). A
- * line read early and then overwritten is simply read again. */
-static void touch_parts(const pccl_seg_t *s, uint64_t n, size_t bytes) {
-  if (bytes <= PCCL_SEG_INLINE || !small(bytes)) return;
-  for (int r = 0; r < s->n; r++) {
-    const volatile unsigned char *p = part(s, r, n, bytes);
-    for (size_t at = 0; r != s->me && at < bytes; at += LINE) (void)p[at];
-  }
-}
-
 static void finish(pccl_seg_t *s, uint64_t n) {
   atomic_store_explicit(&ctrl(s, s->me)->done, n, memory_order_release);
 }
@@ -390,6 +373,28 @@ static pccl_status_t contribute(run_t *x, uint64_t n, const char *src, size_t by
   publish(x->s, n, bytes * blocks, x->digest);
   x->posted = n;
   return PCCL_OK;
+}
+
+/* Loads every line of each peer's part of round n in a slot, before the
+ * waits for their heads. A reader that trails its writers (a reduce's or a
+ * gather's root: the other ranks run rounds ahead of it) then takes each
+ * part in one transfer between cores instead of two in a row (the head,
+ * then the data it announces): 2 ranks, reduce of 128-256 B 0.16-0.19 ->
+ * 0.10-0.11 us. Not for readers that run beside their writers (all-reduce,
+ * reduce-scatter): there it pulls lines away from a writer still filling
+ * them (2 ranks, reduce-scatter of 512 B-1 KiB 0.31-0.50 -> 0.38-0.67 us);
+ * nor for a non-blocking call, which takes its round again at every test
+ * and would pull the lines each time. A line read early and then
+ * overwritten is simply read again; the loads are atomic (relaxed) since
+ * a peer may be writing the line, and their values go unused. */
+static void touch_parts(const run_t *x, uint64_t n, size_t bytes) {
+  const pccl_seg_t *s = x->s;
+  if (x->w.nowait || bytes <= PCCL_SEG_INLINE || !small(bytes)) return;
+  for (int r = 0; r < s->n; r++) {
+    const unsigned char *p = part(s, r, n, bytes);
+    for (size_t at = 0; r != s->me && at < bytes; at += LINE)
+      (void)__atomic_load_n(p + at, __ATOMIC_RELAXED);
+  }
 }
 
 /* One round of a collective: elements [off, off + m) of each block. */
@@ -469,7 +474,7 @@ static pccl_status_t reduce_round(run_t *x, uint64_t n, size_t off, size_t m) {
   int copy_in = x->s->me != c->root || (c->inplace && x->s->me != 0) || x->w.nowait;
   pccl_status_t st = copy_in ? contribute(x, n, mine, m * x->es, 1, 0) : PCCL_OK;
   if (st != PCCL_OK || x->s->me != c->root) return st;
-  touch_parts(x->s, n, m * x->es);
+  touch_parts(x, n, m * x->es);
   return reduce_parts(x, n, m * x->es, 0, out_at(x, c->recvbuf, off), m, copy_in ? NULL : mine);
 }
 
@@ -572,7 +577,7 @@ static pccl_status_t gather_round(run_t *x, uint64_t n, size_t off, size_t m) {
   size_t bytes = m * x->es;
   const char *mine = in_at(x, c->sendbuf, off);
   if (s->me != c->root) return contribute(x, n, mine, bytes, 1, 0);
-  touch_parts(s, n, bytes);
+  touch_parts(x, n, bytes);
   if (!c->inplace) pccl_copy(out_at(x, c->recvbuf, (size_t)s->me * c->count + off), mine, bytes);
   pccl_status_t st = PCCL_OK;
   for (int r = 0; r < s->n && st == PCCL_OK; r++) {
