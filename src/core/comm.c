@@ -330,14 +330,23 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
     return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, where,
                        "the MPI communicator is an inter-communicator");
   pccl_comm_t *c = calloc(1, sizeof(*c));
-  if (!c) return pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory");
   long per_node, use_shm, use_seg;
-  pccl_status_t st = read_environment(c, &per_node, &use_shm, &use_seg);
+  pccl_status_t st = c ? read_environment(c, &per_node, &use_shm, &use_seg)
+                       : pccl__error(NULL, PCCL_ERR_NO_MEMORY, where, "out of memory");
+  /* The rest is collective: a rank that stops here alone (a malformed
+   * PCCL_* variable in its own environment) would leave its peers waiting
+   * in it, so they learn of it and fail too. */
+  int worst = (int)st, rc = MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, mpi_comm);
+  if (st == PCCL_OK && rc != MPI_SUCCESS) st = mpi_failed(PCCL_ERR_MPI, where, rc);
+  if (st == PCCL_OK && worst != PCCL_OK)
+    st = pccl__error(NULL, (pccl_status_t)worst, where,
+                     "another rank could not create the communicator (%s; its own error says why)",
+                     pccl_status_string((pccl_status_t)worst));
   if (st != PCCL_OK) {
     free(c);
     return st;
   }
-  int rc = MPI_Comm_dup(mpi_comm, &c->mpi);
+  rc = MPI_Comm_dup(mpi_comm, &c->mpi);
   if (rc != MPI_SUCCESS) {
     free(c);
     return mpi_failed(PCCL_ERR_MPI, where, rc);

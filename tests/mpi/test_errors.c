@@ -680,6 +680,10 @@ int main(int argc, char **argv) {
   if (g_size >= 2) disagreeing_env("PCCL_SEG", g_rank == 0 ? "0" : "1", "PCCL_SEG or PCCL_SHM");
   if (g_size >= 2) disagreeing_env("PCCL_SHM", g_rank == 0 ? "0" : "1", "PCCL_SEG or PCCL_SHM");
   if (g_size >= 2) disagreeing_env("PCCL_SEG_BYTES", g_rank == 0 ? "64K" : "1M", "PCCL_SEG_BYTES");
+  /* malformed on rank 0 alone: its peers, whose own is fine, must not wait
+   * for it in the creation's collective steps */
+  if (g_size >= 2)
+    disagreeing_env("PCCL_TIMEOUT", g_rank == 0 ? "abc" : "5", g_rank == 0 ? "abc" : "another rank");
   if (g_size >= 3) { /* rank 1 alone on node 1, the others one node too large for their indices */
     char rpn[16];
     snprintf(rpn, sizeof rpn, "%d", g_rank == 1 ? 1 : g_size);
