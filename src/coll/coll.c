@@ -777,8 +777,6 @@ static const size_t *places_of(const pccl_comm_t *comm, const pccl_call_t *c) {
   return c->nblocks > (size_t)comm->size + 1 ? c->blocks + comm->size + 1 : c->blocks;
 }
 
-/* A call as the node segment takes it, after the checks that the
- * segment can run it here. */
 /* Whether the node segment refuses to run c as `choice` says; if so, why
  * (after the algorithm's name). */
 static int seg_refuses(const pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice,
@@ -855,8 +853,10 @@ struct pccl_call_memo {
   unsigned gen;
   pccl_call_t call; /* validated */
   pccl_choice_t choice; /* algo NULL: the collective has none yet */
-  /* the call as the node segment runs it (seg_call), prepared; on_seg 0
-   * when the choice is not the segment's or the communicator has one rank */
+  /* the call as the node segment runs it (seg_call), prepared, for
+   * repeat(); on_seg 0 when the choice is not the segment's, the
+   * communicator has one rank, or the call is not a blocking one of the
+   * caller's */
   int on_seg;
   pccl_seg_call_t seg;
 };
@@ -888,7 +888,9 @@ static void memo_keep(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t cho
   if (!comm->memo && !(comm->memo = calloc(PCCL_COLL_COUNT, sizeof *comm->memo))) return;
   struct pccl_call_memo *m = &comm->memo[c->coll];
   *m = (struct pccl_call_memo){.gen = comm->config_gen, .call = *c, .choice = choice};
-  if (choice.algo->generate != pccl_gen_seg || comm->size == 1) return;
+  /* only repeat() runs it: blocking calls of the caller's own */
+  if (choice.algo->generate != pccl_gen_seg || comm->size == 1 || c->nonblocking || c->internal)
+    return;
   /* a call the segment refuses gets seg_call's error when it runs */
   if (seg_call(comm, c, choice, &m->seg, 1) != PCCL_OK) return;
   pccl_seg_prepare(comm->seg, &m->seg);
