@@ -997,16 +997,22 @@ static pccl_status_t broadcast_move(run_t *x, uint64_t n, size_t m) {
              : cma_failed(x, root, n);
 }
 
-/* Rank r copies its own block and reads every peer's into its output. */
+/* Rank r copies its own block into its output and writes it into every
+ * peer's, a piece at a time: each piece comes from memory once and then
+ * from cache, where reading every peer's block would bring each block from
+ * memory once per reader as well as once for its own copy. */
 static pccl_status_t allgather_move(run_t *x, uint64_t n, size_t m) {
   pccl_seg_t *s = x->s;
   const pccl_seg_call_t *c = x->c;
-  size_t bytes = m * x->es;
-  if (!c->inplace) pccl_copy(out_at(x, c->recvbuf, (size_t)s->me * m), c->sendbuf, bytes);
-  for (int r = 0; r < s->n; r++)
-    if (r != s->me &&
-        !pccl_cma_read(s->pids[r], out_at(x, c->recvbuf, (size_t)r * m), s->peers[r].send, bytes))
-      return cma_failed(x, r, n);
+  size_t bytes = m * x->es, mine = (size_t)s->me * bytes;
+  const char *src = c->inplace ? (const char *)c->recvbuf + mine : c->sendbuf;
+  for (size_t at = 0; at < bytes; at += DIRECT_PIECE) {
+    size_t k = bytes - at < DIRECT_PIECE ? bytes - at : DIRECT_PIECE;
+    if (!c->inplace) pccl_copy((char *)c->recvbuf + mine + at, src + at, k);
+    for (int r = 0; r < s->n; r++)
+      if (r != s->me && !pccl_cma_write(s->pids[r], s->peers[r].recv + mine + at, src + at, k))
+        return cma_failed(x, r, n);
+  }
   return PCCL_OK;
 }
 
@@ -1019,7 +1025,7 @@ typedef struct {
 
 static const direct_t directs[PCCL_COLL_COUNT] = {
     [PCCL_COLL_ALLREDUCE] = {allreduce_move, 1},
-    [PCCL_COLL_ALLGATHER] = {allgather_move, 0},
+    [PCCL_COLL_ALLGATHER] = {allgather_move, 1},
     [PCCL_COLL_BROADCAST] = {broadcast_move, 0},
     [PCCL_COLL_REDUCE] = {reduce_move, 1},
 };
@@ -1032,7 +1038,8 @@ static pccl_status_t direct_round(run_t *x, uint64_t n, size_t off, size_t m) {
   pccl_status_t st = exchange_addrs(x, n, x->s->peers);
   if (st == PCCL_OK) st = direct_done(x, n + 1, d->move(x, n, m));
   int written = d->peers_write && (x->c->coll != PCCL_COLL_REDUCE || x->s->me == x->c->root);
-  if (st == PCCL_OK && written) PCCL_PEER_WROTE(x->c->recvbuf, m * x->es);
+  size_t blocks = x->c->coll == PCCL_COLL_ALLGATHER ? (size_t)x->s->n : 1;
+  if (st == PCCL_OK && written) PCCL_PEER_WROTE(x->c->recvbuf, blocks * m * x->es);
   return st;
 }
 
