@@ -1259,7 +1259,9 @@ pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
    * direct path by chance. 4 ranks on 2 cores (Xeon host, -a
    * seg,cma,seg_cma): all-reduce of 8 MiB seg 1.59x Open MPI, cma 1.02x,
    * seg_cma 1.41x; all-gather of 2-32 MiB seg 1.21-1.53x, cma 0.87-1.19x,
-   * seg_cma 1.06-1.41x; 3 ranks within the spread of each other. */
+   * seg_cma 1.06-1.41x; 3 ranks within the spread of each other. The
+   * pushed all-gather narrowed that: 1-16 MiB seg 1.24-1.53x, cma
+   * 1.09-1.53x (docs/results/push). */
   if (call->path == PCCL_SEG_TIMED && s->yield)
     return run_path(s, call, 0, watch, why, whylen, in_step);
   if (call->path == PCCL_SEG_TIMED) return run_timed(s, call, watch, why, whylen);
