@@ -9,6 +9,7 @@
  * without holes is used in place, anything else is packed into a copy. */
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,10 +132,18 @@ static void predef_init(void) {
 
 /* The table's entry for dt, or NULL. */
 static const predef_t *predef_of(MPI_Datatype dt) {
+  /* the last entry found: a program calls with a few types over and over,
+   * and a call left to MPI should cost little more than MPI's own */
+  static _Atomic(const predef_t *) last;
   if (dt == MPI_DATATYPE_NULL) return NULL;
+  const predef_t *p = atomic_load_explicit(&last, memory_order_acquire);
+  if (p && p->dt == dt) return p;
   pthread_once(&predef_once, predef_init);
   for (int i = 0; i < NPREDEF; i++)
-    if (predef[i].dt == dt) return &predef[i];
+    if (predef[i].dt == dt) {
+      atomic_store_explicit(&last, &predef[i], memory_order_release);
+      return &predef[i];
+    }
   return NULL;
 }
 
