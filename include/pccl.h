@@ -613,6 +613,12 @@ PCCL_API pccl_status_t pccl_wait(pccl_request_t **request);
  * it as pccl_wait does (*request = NULL). A NULL *request gives *done = 1. */
 PCCL_API pccl_status_t pccl_test(pccl_request_t **request, int *done);
 
+/* Whether the call behind `request` has finished (1) or not (0; also for
+ * NULL), without moving any call along or completing the request: for a
+ * caller that handles a call finished as it was issued another way (the
+ * MPI drop-in hands out a request MPI made complete). */
+PCCL_API int pccl_request_finished(const pccl_request_t *request);
+
 /* pccl_wait on each of requests[0..n-1], in order; returns the first
  * failure's status (and its message), PCCL_OK when all succeeded. Every
  * request is completed and set to NULL either way. */

@@ -10,6 +10,7 @@
  * since a peer may be waiting on any of them. Another thread's calls are
  * left alone: a communicator is used by one thread at a time. */
 #include <sched.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,25 @@ struct pccl_request {
   pccl_status_t status;
   char error[PCCL_ERROR_LEN]; /* why it failed, for pccl_wait's caller */
 };
+
+/* One freed request kept for the next call: a program that issues and
+ * waits in a loop reuses it, where malloc and free of a block this size
+ * (past glibc's per-thread cache) took the slower bins every call. */
+static _Atomic(pccl_request_t *) spare;
+
+/* A request with every field zero but the error text, which is written
+ * before it is read. */
+static pccl_request_t *request_new(void) {
+  pccl_request_t *q = atomic_exchange_explicit(&spare, NULL, memory_order_acquire);
+  if (!q && !(q = malloc(sizeof *q))) return NULL;
+  memset(q, 0, offsetof(pccl_request_t, error));
+  q->error[0] = '\0';
+  return q;
+}
+
+static void request_free(pccl_request_t *q) {
+  free(atomic_exchange_explicit(&spare, q, memory_order_acq_rel));
+}
 
 /* Communicators with queued calls, linked through nb_next. */
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -77,7 +97,7 @@ static void finish(pccl_comm_t *comm, pccl_request_t *q, pccl_status_t st) {
     snprintf(q->error, sizeof q->error, "%s", pccl_last_error(comm));
   q->done = 1;
   comm->nb_head = q->next;
-  if (q->orphan) free(q);
+  if (q->orphan) request_free(q);
   if (!comm->nb_head) {
     comm->nb_tail = NULL;
     list_remove(comm);
@@ -176,7 +196,7 @@ static pccl_status_t close_comm(pccl_comm_t *comm) {
 }
 
 pccl_status_t pccl__request_post(pccl_comm_t *comm, const pccl_call_t *c, pccl_request_t **req) {
-  pccl_request_t *q = calloc(1, sizeof *q);
+  pccl_request_t *q = request_new();
   if (!q) return pccl__error(comm, PCCL_ERR_NO_MEMORY, c->api, "out of memory for a request");
   q->comm = comm;
   q->call = *c;
@@ -212,7 +232,7 @@ static pccl_status_t complete(pccl_request_t **req, int quiet) {
   if (st != PCCL_OK && !quiet)
     snprintf(pccl__comm_live(q->comm) ? q->comm->error : pccl__thread_error(), PCCL_ERROR_LEN,
              "%s", q->error);
-  free(q);
+  request_free(q);
   *req = NULL;
   return st;
 }
@@ -242,6 +262,8 @@ static pccl_status_t wait_one(pccl_request_t **request, int quiet) {
   }
   return complete(request, quiet);
 }
+
+int pccl_request_finished(const pccl_request_t *request) { return request && request->done; }
 
 pccl_status_t pccl_wait(pccl_request_t **request) {
   if (!request) return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_wait", "request is NULL");

@@ -6,6 +6,7 @@
  * convention for that collective. A non-blocking call's copies and arrays
  * live in its op_t until pccl has finished it (nonblocking.c). */
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,14 +19,19 @@ static MPI_Request blocking_request;
 /* Each call's pccl collective, whether its size counts a block per rank
  * (the MPI_Reduce_scatter of counts of its own is pccl's reduce-scatterv),
  * and the least size at which a non-blocking call below PCCL_MPI_NB_MIN is
- * pccl's where pccl runs it on the node's segment. A non-blocking call
- * through the drop-in costs about half a microsecond more than through
- * MPI (a generalized request, the call's record): Open MPI's own
- * MPI_Ibcast, MPI_Iallgather and MPI_Ibarrier of a few bytes cost 0.3-0.55
- * us a call (with the program's computation) on 2 ranks, so pccl's are
- * slower there (0.57-0.98x up to 256 bytes), faster from 512 (1.12-2.07x);
- * MPI_Iallreduce and MPI_Ireduce_scatter_block, 0.9-1.0 us, pccl's are
- * faster at every size (1.24-2.45x). docs/results/nonblocking-seg. */
+ * pccl's where pccl runs it on the node's segment. Open MPI's own
+ * MPI_Ibcast of a few bytes costs 0.3 us a call with the program's
+ * computation on 2 ranks (pccl-mpibench), its MPI_Iallgather 0.5, its
+ * MPI_Ireduce 0.5 and MPI_Iallreduce 0.9. pccl's took 0.45-0.6 us
+ * (docs/results/nonblocking-seg) until a call finished while issued (a
+ * broadcast's root, a reduce's leaves, the rank that comes last) got a
+ * request MPI made complete and its request and record were reused
+ * (docs/results/nb-eager): 2 ranks, 8-256 B, MPI_Ibcast 1.00-1.28x Open
+ * MPI, MPI_Ireduce 1.41-1.74x, MPI_Iallgather 1.01-1.19x, MPI_Iallreduce
+ * 1.53-1.73x; 4 ranks on 2 cores the broadcast and reduce 0.99-1.57x and
+ * 1.4-10x, but the all-gather 0.77-0.97x up to 1 KB (every rank waits for
+ * every other, and here they take turns on the cores), so it stays MPI's
+ * below 512 bytes. */
 #define NB_SEG_MIN 512
 #define NEVER SIZE_MAX /* the barrier (no data: MPI's is faster), the v-calls (no segment form) */
 static const struct {
@@ -37,8 +43,8 @@ static const struct {
     [PCCL_IP_ALLREDUCE] = {PCCL_COLL_ALLREDUCE, 0, 0},
     [PCCL_IP_REDUCE_SCATTER_BLOCK] = {PCCL_COLL_REDUCE_SCATTER, 1, 0},
     [PCCL_IP_REDUCE_SCATTER] = {PCCL_COLL_REDUCE_SCATTERV, 0, NEVER},
-    [PCCL_IP_BCAST] = {PCCL_COLL_BROADCAST, 0, NB_SEG_MIN},
-    [PCCL_IP_REDUCE] = {PCCL_COLL_REDUCE, 0, NB_SEG_MIN},
+    [PCCL_IP_BCAST] = {PCCL_COLL_BROADCAST, 0, 0},
+    [PCCL_IP_REDUCE] = {PCCL_COLL_REDUCE, 0, 0},
     [PCCL_IP_SCATTER] = {PCCL_COLL_SCATTER, 1, NB_SEG_MIN},
     [PCCL_IP_GATHER] = {PCCL_COLL_GATHER, 1, NB_SEG_MIN},
     [PCCL_IP_ALLTOALL] = {PCCL_COLL_ALLTOALL, 1, NB_SEG_MIN},
@@ -157,10 +163,22 @@ typedef struct {
 
 static const char copy_what[] = "copying a buffer (packing a datatype or aligning)";
 
+/* One freed op of a non-blocking call kept for the next: a loop of
+ * non-blocking calls reuses it, where malloc and free of its 4.7 KB took
+ * glibc's slower bins every call. */
+static _Atomic(op_t *) spare_op;
+
+static op_t *op_alloc(void) {
+  op_t *o = atomic_exchange_explicit(&spare_op, NULL, memory_order_acquire);
+  return o ? o : malloc(sizeof *o);
+}
+
+static void op_free(op_t *o) { free(atomic_exchange_explicit(&spare_op, o, memory_order_acq_rel)); }
+
 /* The op of call c: `local` for a blocking call, else allocated. NULL
  * (after finishing the call with the error) when out of memory. */
 static op_t *op_new(op_t *local, pccl_ip_call_t *c, MPI_Request *req) {
-  op_t *o = req == BLOCKING ? local : malloc(sizeof *o);
+  op_t *o = req == BLOCKING ? local : op_alloc();
   if (!o) {
     c->rc = pccl_ip_finish(c, PCCL_OK, MPI_ERR_NO_MEM, "out of memory for a request");
     return NULL;
@@ -222,7 +240,7 @@ static int op_done(void *arg, pccl_status_t st, char *why, size_t len) {
   op_t *o = arg;
   int rc = op_end(o, st);
   int cls = pccl_ip_outcome(&o->c, st, rc, o->what, why, len);
-  free(o);
+  op_free(o);
   return cls;
 }
 
@@ -235,7 +253,7 @@ static int op_issued(op_t *o, pccl_status_t st, MPI_Request *req) {
   int rc = pccl_ip_finish(&o->c, st, op_end(o, st), o->what);
   if (o->nb) {
     *req = MPI_REQUEST_NULL;
-    free(o);
+    op_free(o);
   }
   return rc;
 }

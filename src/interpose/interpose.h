@@ -131,6 +131,10 @@ void pccl_ip_issued(pccl_ip_call_t *call);
 int pccl_ip_outcome(const pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const char *what,
                     char *why, size_t len);
 void pccl_ip_unhold(void *entry);
+/* A non-blocking call that pccl finished while it was being issued: counts
+ * it, leaves pccl, and raises `cls` (unless MPI_SUCCESS) with `why`;
+ * returns the code. */
+int pccl_ip_ended(pccl_ip_call_t *call, int cls, const char *why);
 /* Raises an error of class `cls` on `comm` through its error handler;
  * returns the code. */
 int pccl_ip_raise(MPI_Comm comm, int cls, const char *msg);
@@ -155,8 +159,10 @@ typedef int pccl_ip_done_fn(void *arg, pccl_status_t st, char *why, size_t len);
 
 /* Hands an issued call to the completion calls: *request becomes a
  * generalized MPI request that completes once pccl's request `pr` has and
- * `done(arg, ...)` has run. Returns an MPI code; on failure the call is
- * waited for and finished here (the program still gets the error). */
+ * `done(arg, ...)` has run; or, when pccl has finished the call already,
+ * `done` runs now and *request is one MPI made complete (a failure is then
+ * raised here). Returns an MPI code; when no request can be made the call
+ * is waited for and finished here (the program still gets the error). */
 int pccl_ip_post(pccl_ip_call_t *call, pccl_request_t *pr, pccl_ip_done_fn *done, void *arg,
                  MPI_Request *request);
 

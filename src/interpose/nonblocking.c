@@ -12,7 +12,9 @@
  * pccl's requests is outstanding, each of them polls pccl and MPI in turn
  * instead of blocking inside MPI, and marks a generalized request complete
  * once pccl has finished its call, after which MPI completes it as usual.
- * With none outstanding they are MPI's own calls after one load.
+ * With none outstanding they are MPI's own calls after one load. A call
+ * pccl finished while issuing it needs none of this: its request is one
+ * MPI made complete (post_finished).
  *
  * A failure (a timeout, a peer's mismatch under PCCL_CHECK) is raised
  * through the communicator's error handler by the call that completes the
@@ -133,8 +135,29 @@ static int settle_array(int n, const MPI_Request *before, const MPI_Request *now
   return failed ? MPI_ERR_IN_STATUS : rc;
 }
 
+/* A call pccl finished while issuing it (a small call on the node's
+ * segment whose peers had come first, a broadcast's root, a reduce's
+ * leaf): it ends here, and the program gets a request MPI made complete, a
+ * receive from MPI_PROC_NULL, which costs MPI a few instructions to make
+ * and to wait for, where a generalized request costs it an object and two
+ * callbacks, and the completion calls here a pass. A failure is raised
+ * now, by the call that started it, as MPI allows. */
+static int post_finished(pccl_ip_call_t *call, pccl_status_t st, pccl_ip_done_fn *done, void *arg,
+                         MPI_Request *request) {
+  char why[PCCL_IP_WHY_LEN];
+  int rc = pccl_ip_ended(call, done(arg, st, why, sizeof why), why);
+  if (rc != MPI_SUCCESS) {
+    *request = MPI_REQUEST_NULL;
+    return rc;
+  }
+  return PMPI_Irecv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, call->comm, request);
+}
+
 int pccl_ip_post(pccl_ip_call_t *call, pccl_request_t *pr, pccl_ip_done_fn *done, void *arg,
                  MPI_Request *request) {
+  /* not pccl_test, which would move the call along again and, with more
+   * ranks than cores, give up the core when nothing moved */
+  if (pccl_request_finished(pr)) return post_finished(call, pccl_wait(&pr), done, arg, request);
   pccl_ip_issued(call);
   ip_req_t *r = malloc(sizeof *r);
   int rc = r ? PMPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, &r->handle)

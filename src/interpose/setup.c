@@ -390,6 +390,12 @@ void pccl_ip_issued(pccl_ip_call_t *call) {
   pthread_mutex_unlock(&lock);
 }
 
+int pccl_ip_ended(pccl_ip_call_t *call, int cls, const char *why) {
+  depth--;
+  count(call->id, call->copied ? PCCL_IP_COPIED : PCCL_IP_TAKEN);
+  return cls == MPI_SUCCESS ? MPI_SUCCESS : pccl_ip_raise(call->comm, cls, why);
+}
+
 int pccl_ip_nb_small(size_t bytes) {
   pthread_once(&env_once, read_env);
   return bytes == SIZE_MAX ? nb_min > 0 : bytes < nb_min;

@@ -611,6 +611,40 @@ static void destroy(pccl_comm_t *comm, const char *name) {
   expect(st == PCCL_OK, what);
 }
 
+/* pccl_request_finished: 0 while a peer has not issued the call (rank 1
+ * issues only after rank 0's message, which rank 0 sends after asking),
+ * 1 once a later call on the communicator has completed (calls finish in
+ * order), and it completes nothing: pccl_wait still returns the request's
+ * status, and the results are checked against a plain sum. */
+static void finished_query(pccl_comm_t *comm) {
+  enum { N = 64 };
+  uint32_t in[N], out[N], later_in = 1, later_out = 0;
+  for (size_t i = 0; i < N; i++) in[i] = val(g_rank, i, 77), out[i] = FILL;
+  expect(pccl_request_finished(NULL) == 0, "pccl_request_finished(NULL) is 0");
+  pccl_request_t *req = NULL, *later = NULL;
+  int token = 0;
+  if (g_rank == 1) MPI_Recv(&token, 1, MPI_INT, 0, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  expect(pccl_iallreduce(in, out, N, PCCL_UINT32, PCCL_SUM, comm, &req) == PCCL_OK,
+         "pccl_iallreduce for pccl_request_finished");
+  if (g_rank == 0 && g_size > 1) {
+    expect(pccl_request_finished(req) == 0, "not finished before a peer issued the call");
+    MPI_Send(&token, 1, MPI_INT, 1, 41, MPI_COMM_WORLD);
+  }
+  expect(pccl_iallreduce(&later_in, &later_out, 1, PCCL_UINT32, PCCL_SUM, comm, &later) == PCCL_OK &&
+             pccl_wait(&later) == PCCL_OK && later_out == (uint32_t)g_size,
+         "a later call completed");
+  expect(pccl_request_finished(req) == 1, "finished once a later call completed");
+  expect(req != NULL && pccl_wait(&req) == PCCL_OK && req == NULL,
+         "pccl_wait completes a finished request");
+  int right = 1;
+  for (size_t i = 0; i < N; i++) {
+    uint32_t sum = 0;
+    for (int r = 0; r < g_size; r++) sum += val(r, i, 77);
+    right &= out[i] == sum;
+  }
+  expect(right, "the finished call's results");
+}
+
 int main(int argc, char **argv) {
   int provided = MPI_THREAD_SINGLE;
   int threaded = argc > 1 && strcmp(argv[1], "--threads") == 0;
@@ -640,6 +674,7 @@ int main(int argc, char **argv) {
       back_to_back_v(world);
       cross_comms(world, other);
       if (g_size > 2) taken_again(world, 0), taken_again(world, 3);
+      finished_query(world);
     }
     errors(world, other);
     destroy(other, "other");
