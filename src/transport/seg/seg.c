@@ -952,32 +952,20 @@ static size_t rooted_slice_at(size_t m, int p, int root, int r) {
   return m / total * before + m % total * before / total;
 }
 
-/* An all-reduce's slice larger than this goes into this rank's output
- * with non-temporal stores (reduced into the bounce buffer first, which
- * the write to the peers then reads): its lines are not read from memory
- * before being overwritten. Xeon host, 2 ranks, -a cma, 16 MiB, three pairs
- * of runs alternately: 1.40-1.54x Open MPI without, 1.45-1.62x with; 32
- * MiB 1.48-1.55x against 1.69-1.75x; a 4 MiB slice (8 MiB all-reduce)
- * came out mixed, the L2 caches (4 MiB a core here) still holding much. */
-#define STREAM_SLICE ((size_t)4 << 20)
-
 /* Rank r reduces slice r of the vector piece by piece and writes each
  * finished piece, still in cache, into the output of `root`, or of every
  * peer when root < 0 (all-reduce); a rank without an output of its own (a
- * reduce's leaves) reduces into the bounce buffer, and so does one whose
- * slice is streamed (STREAM_SLICE). */
+ * reduce's leaves) reduces into the bounce buffer. */
 static pccl_status_t reduce_slices(run_t *x, uint64_t n, size_t m, int root) {
   pccl_seg_t *s = x->s;
   pccl_status_t mine = PCCL_OK;
   int keeps = root < 0 || root == s->me;
   size_t es = x->es, step = DIRECT_PIECE / es;
   size_t lo = rooted_slice_at(m, s->n, root, s->me), hi = rooted_slice_at(m, s->n, root, s->me + 1);
-  int stream = root < 0 && (hi - lo) * es > STREAM_SLICE;
   for (size_t at = lo; at < hi && mine == PCCL_OK; at += step) {
     size_t k = hi - at < step ? hi - at : step, bytes = k * es;
-    char *out = keeps && !stream ? out_at(x, x->c->recvbuf, at) : s->bounce + 3 * DIRECT_PIECE;
+    char *out = keeps ? out_at(x, x->c->recvbuf, at) : s->bounce + 3 * DIRECT_PIECE;
     mine = reduce_piece(x, n, at, k, out, own_piece(x, at, bytes));
-    if (stream && mine == PCCL_OK) pccl_copy_stream(out_at(x, x->c->recvbuf, at), out, bytes);
     for (int r = 0; r < s->n && mine == PCCL_OK; r++)
       if (r != s->me && (root < 0 || r == root) &&
           !pccl_cma_write(s->pids[r], s->peers[r].recv + at * es, out, bytes))
