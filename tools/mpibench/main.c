@@ -12,8 +12,10 @@
  * MPI_Wait; the work is one pass over the array per 4 KB of the vector, so
  * it grows with the size, and its time counts in the row's time), and the
  * same way MPI_Iallgather, MPI_Ireduce_scatter_block, MPI_Ibcast,
- * MPI_Ireduce (root 0) and MPI_Ibarrier (-c iallgather, ireducescatter,
- * ibroadcast, ireduce, ibarrier; the work sized by the call's buffer),
+ * MPI_Ireduce (root 0), MPI_Ibarrier, MPI_Igather and MPI_Iscatter (root
+ * 0), MPI_Ialltoall, MPI_Iscan and MPI_Iexscan (-c iallgather,
+ * ireducescatter, ibroadcast, ireduce, ibarrier, igather, iscatter,
+ * ialltoall, iscan, iexscan; the work sized by the call's buffer),
  * for timing an MPI program with and without libpccl_mpi.so preloaded
  * (scripts/dropin-bench.sh runs both and prints the ratios). Sizes and bus
  * bandwidth follow nccl-tests and pccl-bench: all-gather, reduce-scatter and
@@ -24,7 +26,8 @@
  *   pccl-mpibench [-b MIN] [-e MAX]
  *                 [-c allgather,reducescatter,allreduce,broadcast,reduce,barrier,scan,exscan,
  *                     allgatherv,reducescatterv,gatherv,scatterv,alltoallv,iallreduce,
- *                     iallgather,ireducescatter,ibroadcast,ireduce,ibarrier]
+ *                     iallgather,ireducescatter,ibroadcast,ireduce,ibarrier,igather,
+ *                     iscatter,ialltoall,iscan,iexscan]
  *                 [-t TYPE:OP] [-r ROUNDS] [--csv FILE]
  * TYPE: float double int short char byte c_bool float_int double_int 2int;
  * OP: sum prod min max land lor lxor band bor bxor maxloc minloc. Sizes
@@ -37,18 +40,18 @@
 typedef enum {
   ALLGATHER, REDUCESCATTER, ALLREDUCE, BROADCAST, REDUCE, BARRIER, SCAN, EXSCAN, ALLGATHERV,
   REDUCESCATTERV, GATHERV, SCATTERV, ALLTOALLV, IALLREDUCE, IALLGATHER, IREDUCESCATTER,
-  IBROADCAST, IREDUCE, IBARRIER, NCOLLS
+  IBROADCAST, IREDUCE, IBARRIER, IGATHER, ISCATTER, IALLTOALL, ISCAN, IEXSCAN, NCOLLS
 } coll_t;
 static const char *const coll_names[NCOLLS] = {
     "allgather", "reducescatter", "allreduce",  "broadcast",  "reduce",         "barrier",
     "scan",      "exscan",        "allgatherv", "reducescatterv", "gatherv",    "scatterv",
     "alltoallv", "iallreduce",    "iallgather", "ireducescatter", "ibroadcast", "ireduce",
-    "ibarrier"};
+    "ibarrier",  "igather",       "iscatter",   "ialltoall",      "iscan",      "iexscan"};
 /* -c's list, for its error */
 #define COLL_LIST                                                                               \
   "allgather, reducescatter, allreduce, broadcast, reduce, barrier, scan, exscan, allgatherv, " \
   "reducescatterv, gatherv, scatterv, alltoallv, iallreduce, iallgather, ireducescatter, "     \
-  "ibroadcast, ireduce, ibarrier"
+  "ibroadcast, ireduce, ibarrier, igather, iscatter, ialltoall, iscan, iexscan"
 
 static int rank, nranks;
 
@@ -142,6 +145,11 @@ static void overlapped(coll_t coll, void *send, void *recv, int count, size_t by
   case IBROADCAST: MPI_Ibcast(recv, count, dtype, 0, MPI_COMM_WORLD, &req); break;
   case IREDUCE: MPI_Ireduce(send, recv, count, dtype, op, 0, MPI_COMM_WORLD, &req); break;
   case IBARRIER: MPI_Ibarrier(MPI_COMM_WORLD, &req); break;
+  case IGATHER: MPI_Igather(send, count, dtype, recv, count, dtype, 0, MPI_COMM_WORLD, &req); break;
+  case ISCATTER: MPI_Iscatter(send, count, dtype, recv, count, dtype, 0, MPI_COMM_WORLD, &req); break;
+  case IALLTOALL: MPI_Ialltoall(send, count, dtype, recv, count, dtype, MPI_COMM_WORLD, &req); break;
+  case ISCAN: MPI_Iscan(send, recv, count, dtype, op, MPI_COMM_WORLD, &req); break;
+  case IEXSCAN: MPI_Iexscan(send, recv, count, dtype, op, MPI_COMM_WORLD, &req); break;
   default: MPI_Iallreduce(send, recv, count, dtype, op, MPI_COMM_WORLD, &req); break;
   }
   for (int chunk = 0; chunk < 16; chunk++) {
@@ -156,9 +164,14 @@ static void run_once(coll_t coll, void *send, void *recv, int count) {
   case IALLREDUCE:
   case IBROADCAST:
   case IREDUCE:
-  case IBARRIER: overlapped(coll, send, recv, count, (size_t)count * (size_t)extent); break;
+  case IBARRIER:
+  case ISCAN:
+  case IEXSCAN: overlapped(coll, send, recv, count, (size_t)count * (size_t)extent); break;
   case IALLGATHER:
   case IREDUCESCATTER:
+  case IGATHER:
+  case ISCATTER:
+  case IALLTOALL:
     overlapped(coll, send, recv, count, (size_t)count * (size_t)extent * (size_t)nranks);
     break;
   case ALLGATHERV:
@@ -255,7 +268,8 @@ int main(int argc, char **argv) {
     for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
       int vcoll = c == ALLGATHERV || c == REDUCESCATTERV || c == GATHERV || c == SCATTERV ||
                   c == ALLTOALLV;
-      int blocks = c == ALLGATHER || c == REDUCESCATTER || c == IALLGATHER || c == IREDUCESCATTER;
+      int blocks = c == ALLGATHER || c == REDUCESCATTER || c == IALLGATHER || c == IREDUCESCATTER ||
+                   c == IGATHER || c == ISCATTER || c == IALLTOALL;
       size_t per = blocks || vcoll ? (size_t)nranks : 1;
       int count = (int)(bytes / (size_t)extent / per);
       int barrier = c == BARRIER || c == IBARRIER;
@@ -273,7 +287,8 @@ int main(int argc, char **argv) {
       }
       double n = nranks, factor = c == ALLREDUCE || c == IALLREDUCE ? 2 * (n - 1) / n
                                 : c == BROADCAST || c == REDUCE || c == SCAN || c == EXSCAN ||
-                                          c == IBROADCAST || c == IREDUCE
+                                          c == IBROADCAST || c == IREDUCE || c == ISCAN ||
+                                          c == IEXSCAN
                                     ? 1.0
                                     : (n - 1) / n;
       double sized = barrier ? 0.0 : (double)count * (double)extent * (double)per;
