@@ -883,7 +883,8 @@ static int memo_hit(const pccl_comm_t *comm, pccl_call_t *c, pccl_choice_t *choi
 
 static void memo_keep(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
   /* an all-gatherv's counts may change behind the same pointer */
-  if (c->lossy_call || c->piece || c->device || c->counts || c->count == 0 || !pccl__device_none())
+  if (c->lossy_call || c->piece || c->device || c->counts || c->count == 0 || c->refused ||
+      !pccl__device_none())
     return;
   if (!comm->memo && !(comm->memo = calloc(PCCL_COLL_COUNT, sizeof *comm->memo))) return;
   struct pccl_call_memo *m = &comm->memo[c->coll];
@@ -1281,17 +1282,20 @@ pccl_status_t pccl__call_validate(pccl_comm_t *comm, pccl_call_t *c) {
   pccl_choice_t kept;
   if (memo_hit(comm, c, &kept)) {
     c->chosen = kept;
-    return PCCL_OK;
+  } else {
+    pccl_status_t st = validate(comm, comm->rank, comm->size, c);
+    if (st != PCCL_OK || (c->count == 0 && !infos[c->coll].own_counts)) return st;
+    if (c->device)
+      return pccl__error(comm, PCCL_ERR_UNSUPPORTED, c->api,
+                         "non-blocking calls on device buffers are not built yet; use the blocking "
+                         "call");
+    c->chosen = pccl__select(comm, c->coll, reported_bytes(c), select_flags(comm, c));
+    if (!c->chosen.algo)
+      return pccl__error(comm, PCCL_ERR_CONFIG, c->api,
+                         "PCCL_ALGO excludes every algorithm of %s", pccl_coll_name(c->coll));
   }
-  pccl_status_t st = validate(comm, comm->rank, comm->size, c);
-  if (st != PCCL_OK || (c->count == 0 && !infos[c->coll].own_counts)) return st;
-  if (c->device)
-    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, c->api,
-                       "non-blocking calls on device buffers are not built yet; use the blocking call");
-  c->chosen = pccl__select(comm, c->coll, reported_bytes(c), select_flags(comm, c));
-  if (!c->chosen.algo)
-    return pccl__error(comm, PCCL_ERR_CONFIG, c->api, "PCCL_ALGO excludes every algorithm of %s",
-                       pccl_coll_name(c->coll));
+  /* the memo's choice too: it was kept when a call began, unchecked for
+   * this (a forced seg that takes no non-blocking call) */
   if (c->chosen.algo->generate == pccl_gen_seg && comm->size > 1 &&
       !pccl__seg_takes_nb(comm, c->chosen, c->coll))
     return pccl__error(comm, PCCL_ERR_UNSUPPORTED, c->api,

@@ -175,7 +175,17 @@ static op_t *op_alloc(void) {
   return o ? o : malloc(sizeof *o);
 }
 
-static void op_free(op_t *o) { free(atomic_exchange_explicit(&spare_op, o, memory_order_acq_rel)); }
+/* Under AddressSanitizer a freed op goes back to malloc at once, so that a
+ * use after free is reported instead of hidden in the spare. */
+#if defined(__SANITIZE_ADDRESS__)
+enum { KEEP_SPARE = 0 };
+#else
+enum { KEEP_SPARE = 1 };
+#endif
+
+static void op_free(op_t *o) {
+  free(KEEP_SPARE ? atomic_exchange_explicit(&spare_op, o, memory_order_acq_rel) : o);
+}
 
 /* The op of call c: `local` for a blocking call, else allocated. NULL
  * (after finishing the call with the error) when out of memory. */

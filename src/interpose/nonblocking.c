@@ -21,7 +21,8 @@
  * request, as MPI does; an array call then returns MPI_ERR_IN_STATUS with
  * each status's MPI_ERROR set. MPI_Request_free and MPI_Cancel on such a
  * request are erroneous in MPI (4.0, 6.12) and are answered with
- * MPI_ERR_REQUEST. */
+ * MPI_ERR_REQUEST while pccl's call is in flight (a call finished at issue
+ * has MPI's own completed request, which MPI frees). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -153,8 +154,10 @@ static int post_finished(pccl_ip_call_t *call, pccl_status_t st, pccl_ip_done_fn
   return PMPI_Irecv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, call->comm, request);
 }
 
-int pccl_ip_post(pccl_ip_call_t *call, pccl_request_t *pr, pccl_ip_done_fn *done, void *arg,
+int pccl_ip_post(pccl_ip_call_t *given, pccl_request_t *pr, pccl_ip_done_fn *done, void *arg,
                  MPI_Request *request) {
+  /* `given` may live in `arg`, which `done` frees */
+  pccl_ip_call_t kept = *given, *call = &kept;
   /* not pccl_test, which would move the call along again and, with more
    * ranks than cores, give up the core when nothing moved */
   if (pccl_request_finished(pr)) return post_finished(call, pccl_wait(&pr), done, arg, request);
