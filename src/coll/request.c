@@ -24,12 +24,19 @@ struct pccl_request {
   pccl_call_t call;
   pccl_call_run_t run;
   uint8_t token; /* pccl_ibarrier's byte */
-  int started, done;
+  int started;
+  _Atomic int done; /* set by whichever thread moved the call to its end */
   pccl_status_t early; /* begun early behind another (prepost), with this error */
   int orphan; /* no caller holds it (pccl__request_post with req NULL) */
   pccl_status_t status;
   char error[PCCL_ERROR_LEN]; /* why it failed, for pccl_wait's caller */
 };
+
+/* Whether q's call has ended: another thread may be moving the
+ * communicator's calls along (nb_busy) and end it. */
+static int is_done(const pccl_request_t *q) {
+  return atomic_load_explicit(&q->done, memory_order_acquire);
+}
 
 /* One freed request kept for the next call: a program that issues and
  * waits in a loop reuses it, where malloc and free of a block this size
@@ -103,7 +110,7 @@ static void finish(pccl_comm_t *comm, pccl_request_t *q, pccl_status_t st) {
   q->status = st;
   if (st != PCCL_OK && !q->error[0]) /* an early failure kept its own */
     snprintf(q->error, sizeof q->error, "%s", pccl_last_error(comm));
-  q->done = 1;
+  atomic_store_explicit(&q->done, 1, memory_order_release);
   comm->nb_head = q->next;
   if (q->orphan) request_free(q);
   if (!comm->nb_head) {
@@ -250,28 +257,28 @@ pccl_status_t pccl_test(pccl_request_t **request, int *done) {
     return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_test",
                        request ? "done is NULL" : "request is NULL");
   *done = 1;
-  if (!*request || (*request)->done) { /* a NULL one completed earlier: like MPI_REQUEST_NULL */
+  if (!*request || is_done(*request)) { /* a NULL one completed earlier: like MPI_REQUEST_NULL */
     pccl__request_idle();
     return *request ? complete(request, 0) : PCCL_OK;
   }
   list_add((*request)->comm, 0); /* the testing thread moves its communicator on */
   sweep((*request)->comm);
-  *done = (*request)->done;
+  *done = is_done(*request);
   return *done ? complete(request, 0) : PCCL_OK;
 }
 
 static pccl_status_t wait_one(pccl_request_t **request, int quiet) {
   pccl_request_t *q = *request;
   if (!q) return PCCL_OK;
-  if (!q->done) list_add(q->comm, 0); /* the waiting thread moves its communicator on */
-  for (unsigned idle = 1; !q->done; idle++) {
+  if (!is_done(q)) list_add(q->comm, 0); /* the waiting thread moves its communicator on */
+  for (unsigned idle = 1; !is_done(q); idle++) {
     sweep(q->comm);
     if (idle % YIELD_EVERY == 0) sched_yield();
   }
   return complete(request, quiet);
 }
 
-int pccl_request_finished(const pccl_request_t *request) { return request && request->done; }
+int pccl_request_finished(const pccl_request_t *request) { return request && is_done(request); }
 
 pccl_status_t pccl_wait(pccl_request_t **request) {
   if (!request) return pccl__error(NULL, PCCL_ERR_INVALID_ARGUMENT, "pccl_wait", "request is NULL");
