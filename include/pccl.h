@@ -619,6 +619,18 @@ PCCL_API pccl_status_t pccl_test(pccl_request_t **request, int *done);
  * MPI drop-in hands out a request MPI made complete). */
 PCCL_API int pccl_request_finished(const pccl_request_t *request);
 
+/* Moves comm's outstanding non-blocking calls along once, whichever thread
+ * issued them, without completing any request: for a progress thread of
+ * the caller's own, so that a rank busy elsewhere (computing, or blocked in
+ * a call of another library) does not hold up peers waiting on its calls.
+ * The caller makes sure no other thread uses comm meanwhile (pccl's
+ * communicators are used by one thread at a time); the calls' outcomes stay
+ * with their requests, for pccl_test or pccl_wait. PCCL_ERR_UNSUPPORTED,
+ * moving nothing, where the calls would make MPI calls from that thread
+ * (comm spans nodes, a peer is reached through MPI, or PCCL_CHECK is on)
+ * and MPI was not initialised with MPI_THREAD_MULTIPLE. */
+PCCL_API pccl_status_t pccl_comm_progress(pccl_comm_t *comm);
+
 /* pccl_wait on each of requests[0..n-1], in order; returns the first
  * failure's status (and its message), PCCL_OK when all succeeded. Every
  * request is completed and set to NULL either way. */

@@ -8,7 +8,9 @@
  * Progress is per thread, not per communicator: a thread that waits for one
  * call also moves along every other call it issued, on any communicator,
  * since a peer may be waiting on any of them. Another thread's calls are
- * left alone: a communicator is used by one thread at a time. */
+ * left alone: a communicator is used by one thread at a time. A progress
+ * thread of the caller's (the MPI drop-in's) moves one communicator's calls
+ * with pccl_comm_progress while no other thread uses it. */
 #include <sched.h>
 #include <stddef.h>
 #include <stdatomic.h>
@@ -276,6 +278,26 @@ static pccl_status_t wait_one(pccl_request_t **request, int quiet) {
     if (idle % YIELD_EVERY == 0) sched_yield();
   }
   return complete(request, quiet);
+}
+
+pccl_status_t pccl_comm_progress(pccl_comm_t *comm) {
+  if (!pccl__comm_live(comm))
+    return pccl__error(NULL, PCCL_ERR_INVALID_COMM, "pccl_comm_progress", "not a live communicator");
+  if (!comm->progress_anywhere)
+    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, "pccl_comm_progress",
+                       "this communicator's calls make MPI calls as they move (it spans nodes, "
+                       "or a peer is reached through MPI, or PCCL_CHECK is on), and MPI was not "
+                       "initialised with MPI_THREAD_MULTIPLE");
+  /* not sweep(comm), which would also move the calling thread's own
+   * communicators; nb_owner stays, so the issuing thread's sweeps still
+   * move this one */
+  if (!comm->nb_head || atomic_exchange(&comm->nb_busy, 1)) return PCCL_OK;
+  int was = progressing;
+  progressing = 1;
+  progress_comm(comm);
+  progressing = was;
+  atomic_store(&comm->nb_busy, 0);
+  return PCCL_OK;
 }
 
 int pccl_request_finished(const pccl_request_t *request) { return request && is_done(request); }

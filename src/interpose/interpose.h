@@ -151,7 +151,30 @@ int pccl_ip_inside(void);
 void pccl_ip_enter(void);
 void pccl_ip_exit(void);
 
+/* ---- progress.c: the progress thread ---- */
+
+/* PCCL_MPI_PROGRESS: how long, in microseconds, the program may stay away
+ * from pccl with a non-blocking call outstanding before the thread moves
+ * it; 0: no thread. */
+extern long pccl_ip_progress_us;
+/* A program thread enters pccl (its depth goes from 0 to 1), or leaves it:
+ * the gate the thread and the program pass one at a time. */
+void pccl_ip_gate_enter(void);
+void pccl_ip_gate_leave(void);
+/* Under MPI_THREAD_MULTIPLE: every entry is counted from the start. */
+void pccl_ip_gate_count_all(void);
+/* A generalized request was handed out: the thread starts, once. */
+void pccl_ip_progress_start(void);
+/* MPI_Finalize: the thread ends. */
+void pccl_ip_progress_stop(void);
+
 /* ---- nonblocking.c: pccl's requests behind MPI requests ---- */
+
+/* The progress thread's poll: moves along every outstanding call that
+ * pccl_comm_progress takes; returns whether one of them is unfinished. */
+int pccl_ip_nudge(void);
+/* Whether a generalized request is outstanding. */
+int pccl_ip_pending(void);
 
 /* Finishes a non-blocking call once pccl has: writes its copies back, frees
  * what it held, and returns the outcome as pccl_ip_outcome does. */

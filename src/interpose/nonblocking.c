@@ -39,6 +39,7 @@ typedef struct ip_req {
   pccl_ip_done_fn *done;
   void *arg;
   int finished; /* pccl's call ended, `done` ran, the handle was marked complete */
+  int own_only; /* pccl_comm_progress refused its communicator: moved by the program's calls */
   int cls;      /* the outcome's MPI error class */
   char why[PCCL_IP_WHY_LEN];
   struct ip_req *next;
@@ -184,8 +185,26 @@ int pccl_ip_post(pccl_ip_call_t *given, pccl_request_t *pr, pccl_ip_done_fn *don
   tail = r;
   atomic_fetch_add_explicit(&outstanding, 1, memory_order_release);
   pthread_mutex_unlock(&lock);
+  pccl_ip_progress_start();
   *request = r->handle;
   return MPI_SUCCESS;
+}
+
+int pccl_ip_pending(void) { return atomic_load_explicit(&outstanding, memory_order_relaxed) > 0; }
+
+/* The progress thread's poll (progress.c), while no program thread is
+ * inside pccl: moves the calls along, as pass_begin does, but ends none
+ * (that needs MPI calls, which are the program's to make). */
+int pccl_ip_nudge(void) {
+  int left = 0;
+  pthread_mutex_lock(&lock);
+  for (ip_req_t *r = head; r; r = r->next) {
+    if (r->finished || r->own_only || pccl_request_finished(r->pr)) continue;
+    if (pccl_comm_progress(r->call.pc) != PCCL_OK) r->own_only = 1;
+    else left |= !pccl_request_finished(r->pr);
+  }
+  pthread_mutex_unlock(&lock);
+  return left;
 }
 
 /* ---- completing requests ---- */

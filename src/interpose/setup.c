@@ -48,6 +48,14 @@ static entry_t *entries_tail;
 /* The drop-in is preloaded or linked, so its thread-local variable can
  * live in the static TLS block: no __tls_get_addr call on every MPI call. */
 static _Thread_local int depth __attribute__((tls_model("initial-exec")));
+/* The thread's way in and out of pccl: the outermost pass the gate of
+ * the progress thread (progress.c). */
+static void enter_pccl(void) {
+  if (depth++ == 0) pccl_ip_gate_enter();
+}
+static void leave_pccl(void) {
+  if (--depth == 0) pccl_ip_gate_leave();
+}
 
 /* The last communicator this thread looked up, good while no entry has
  * been deleted since (`deletes`, which every deletion bumps): the attribute
@@ -89,6 +97,20 @@ static void read_env(void) {
                  "PCCL_MPI_NB_MIN=\"%.40s\" is not a number of bytes (as 0, 4096, 64K, 2M)", v);
     } else {
       nb_min = n * unit;
+    }
+  }
+  v = getenv("PCCL_MPI_PROGRESS");
+  if (v && *v) {
+    char *end = (char *)v;
+    long us = 0;
+    if (!strcmp(v, "off")) end += 3;
+    else if (*v >= '0' && *v <= '9') us = strtol(v, &end, 10);
+    if (end == v || *end || us > 10000000) {
+      if (!env_error[0])
+        snprintf(env_error, sizeof env_error,
+                 "PCCL_MPI_PROGRESS=\"%.40s\" is not off or microseconds from 0 to 10000000", v);
+    } else {
+      pccl_ip_progress_us = us;
     }
   }
   v = getenv("PCCL_MPI_STATS");
@@ -166,9 +188,9 @@ static void entry_unlink(entry_t *e) {
 }
 
 static int destroy(entry_t *e) {
-  depth++;
+  enter_pccl();
   pccl_status_t st = pccl_comm_destroy(e->pc);
-  depth--;
+  leave_pccl();
   free(e);
   return st == PCCL_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
@@ -199,6 +221,7 @@ void pccl_ip_unhold(void *entry) {
 static int on_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
   (void)comm, (void)kv, (void)value, (void)extra;
   atomic_store(&finalizing, 1);
+  pccl_ip_progress_stop(); /* the program's requests have completed: MPI requires it */
   for (;;) {
     pthread_mutex_lock(&lock);
     entry_t *e = entries;
@@ -236,6 +259,9 @@ static int hooks(void) {
            PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &self_keyval, NULL) ==
                MPI_SUCCESS &&
            PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL) == MPI_SUCCESS) {
+    int threads = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&threads);
+    if (threads == MPI_THREAD_MULTIPLE) pccl_ip_gate_count_all();
     atomic_store_explicit(&hooks_ready, 1, memory_order_release);
     ok = 1;
   }
@@ -259,10 +285,10 @@ static int attach_new(pccl_ip_call_t *call, entry_t **out) {
   }
   e->user = call->comm;
   if (!inter) {
-    depth++;
+    enter_pccl();
     pccl_status_t st = pccl_comm_create_mpi(call->comm, &e->pc);
     if (st == PCCL_OK) pccl_comm_rank(e->pc, &e->rank), pccl_comm_size(e->pc, &e->size);
-    depth--;
+    leave_pccl();
     if (st != PCCL_OK) {
       free(e);
       call->rc = pccl_ip_raise(call->comm, error_class(st), pccl_last_error(NULL));
@@ -270,9 +296,9 @@ static int attach_new(pccl_ip_call_t *call, entry_t **out) {
     }
   }
   if (PMPI_Comm_set_attr(call->comm, keyval, e) != MPI_SUCCESS) {
-    depth++;
+    enter_pccl();
     pccl_comm_destroy(e->pc);
-    depth--;
+    leave_pccl();
     free(e);
     call->rc = pccl_ip_raise(call->comm, MPI_ERR_INTERN, "cannot attach to the communicator");
     return 0;
@@ -333,7 +359,7 @@ static int start_call(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
   call->rank = e->rank;
   call->size = e->size;
   call->gen = gen;
-  depth++;
+  enter_pccl();
   return 1;
 }
 
@@ -351,7 +377,7 @@ int pccl_ip_again(const pccl_ip_call_t *call) {
   if (depth > 0 || !atomic_load_explicit(&hooks_ready, memory_order_acquire) ||
       atomic_load(&finalizing) || atomic_load_explicit(&deletes, memory_order_acquire) != call->gen)
     return 0;
-  depth++;
+  enter_pccl();
   return 1;
 }
 
@@ -369,7 +395,7 @@ int pccl_ip_outcome(const pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, co
 }
 
 int pccl_ip_finish(pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const char *what) {
-  depth--;
+  leave_pccl();
   count(call->id, call->copied ? PCCL_IP_COPIED : PCCL_IP_TAKEN);
   char why[PCCL_IP_WHY_LEN];
   int cls = pccl_ip_outcome(call, st, mpi_rc, what, why, sizeof why);
@@ -377,13 +403,13 @@ int pccl_ip_finish(pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const cha
 }
 
 void pccl_ip_decline(pccl_ip_call_t *call, pccl_ip_reason_t reason) {
-  depth--;
+  leave_pccl();
   count(call->id, reason);
   call->rc = MPI_SUCCESS;
 }
 
 void pccl_ip_issued(pccl_ip_call_t *call) {
-  depth--;
+  leave_pccl();
   count(call->id, call->copied ? PCCL_IP_COPIED : PCCL_IP_TAKEN);
   pthread_mutex_lock(&lock);
   ((entry_t *)call->entry)->holds++;
@@ -391,7 +417,7 @@ void pccl_ip_issued(pccl_ip_call_t *call) {
 }
 
 int pccl_ip_ended(pccl_ip_call_t *call, int cls, const char *why) {
-  depth--;
+  leave_pccl();
   count(call->id, call->copied ? PCCL_IP_COPIED : PCCL_IP_TAKEN);
   return cls == MPI_SUCCESS ? MPI_SUCCESS : pccl_ip_raise(call->comm, cls, why);
 }
@@ -402,5 +428,5 @@ int pccl_ip_nb_small(size_t bytes) {
 }
 
 int pccl_ip_inside(void) { return depth > 0; }
-void pccl_ip_enter(void) { depth++; }
-void pccl_ip_exit(void) { depth--; }
+void pccl_ip_enter(void) { enter_pccl(); }
+void pccl_ip_exit(void) { leave_pccl(); }

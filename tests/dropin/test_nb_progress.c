@@ -10,9 +10,13 @@
  *   2. Two MPI_Iallreduce outstanding, then a blocking call the drop-in
  *      leaves to MPI: rank 0 makes it before its MPI_Waitall, the others
  *      after theirs, so the others wait on rank 0's calls while rank 0 is
- *      inside MPI. Three kinds: an MPI_Allreduce with a user-defined op on
- *      the same communicator, the same on another one, and MPI_Comm_dup
- *      (which the drop-in does not intercept).
+ *      inside MPI. Four kinds: an MPI_Allreduce with a user-defined op on
+ *      the same communicator, the same on another one, MPI_Comm_dup
+ *      (which the drop-in does not intercept), and a loop of MPI_Iprobe
+ *      (nor that) for a message the last rank sends after its MPI_Waitall.
+ *      Each with all-reduces of one element (one round on the node
+ *      segment) and of BIG elements (several rounds: only the drop-in's
+ *      progress thread moves rank 0's part of them while it is away).
  * Results are checked against sums computed here; prints a digest of them
  * (run_dropin.sh compares it with the run on MPI alone). Exits nonzero on
  * a mismatch; a hang is the test's timeout. */
@@ -25,8 +29,7 @@ static int rank, size, failures;
 
 static void check(const char *what, double got, double want) {
   if (got == want) return;
-  printf("rank %d: FAIL %s: %g, want %g\n", rank, what, got, want);
-  failures++;
+  if (failures++ < 10) printf("rank %d: FAIL %s: %g, want %g\n", rank, what, got, want);
 }
 
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
@@ -59,46 +62,68 @@ static double nbx(void) {
   return all;
 }
 
-enum { SAME_COMM, OTHER_COMM, COMM_DUP };
+enum { SAME_COMM, OTHER_COMM, COMM_DUP, IPROBE_LOOP, KINDS };
 
-/* The blocking call of scenario 2. */
-static double between(int kind, MPI_Op op, MPI_Comm other) {
+/* Elements of the large all-reduces: 512 KB, four parts of the default
+ * segment's buffers. */
+#define BIG (64 * 1024)
+
+/* The blocking call of scenario 2 (`first`: rank 0's, before its wait). */
+static double between(int kind, MPI_Op op, MPI_Comm other, int first) {
   double u = 1.0, ru = 0;
   MPI_Comm dup;
   switch (kind) {
   case SAME_COMM: MPI_Allreduce(&u, &ru, 1, MPI_DOUBLE, op, MPI_COMM_WORLD); break;
   case OTHER_COMM: MPI_Allreduce(&u, &ru, 1, MPI_DOUBLE, op, other); break;
-  default: MPI_Comm_dup(MPI_COMM_WORLD, &dup), MPI_Comm_free(&dup), ru = size; break;
+  case COMM_DUP: MPI_Comm_dup(MPI_COMM_WORLD, &dup), MPI_Comm_free(&dup), ru = size; break;
+  default: /* rank 0 polls for the last rank's message, sent after its wait */
+    ru = size;
+    if (first) {
+      int flag = 0;
+      while (!flag) MPI_Iprobe(size - 1, 9, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+      MPI_Recv(&ru, 1, MPI_DOUBLE, size - 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == size - 1) {
+      MPI_Send(&ru, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD);
+    }
+    break;
   }
   return ru;
 }
 
-static double fallback_between(int kind) {
-  double a = rank + 1.0, b = 2.0 * (rank + 1), ra = 0, rb = 0, ru = 0;
+static double fallback_between(int kind, int n) {
+  static double a[BIG], b[BIG], ra[BIG], rb[BIG];
+  double ru = 0;
+  for (int i = 0; i < n; i++) a[i] = rank + 1.0 + i, b[i] = 2.0 * (rank + 1) + i;
   MPI_Op op;
   MPI_Comm other;
   MPI_Op_create(user_sum, 1, &op);
   MPI_Comm_dup(MPI_COMM_WORLD, &other);
-  MPI_Allreduce(&a, &ra, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); /* the drop-in attaches here */
+  MPI_Allreduce(a, ra, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); /* the drop-in attaches here */
   MPI_Request r[2];
   struct timespec later = {0, 200000000};
   if (rank != 0) nanosleep(&later, NULL); /* rank 0's calls are issued first */
-  MPI_Iallreduce(&a, &ra, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[0]);
-  MPI_Iallreduce(&b, &rb, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[1]);
+  MPI_Iallreduce(a, ra, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[0]);
+  MPI_Iallreduce(b, rb, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[1]);
   if (rank == 0) {
-    ru = between(kind, op, other);
+    ru = between(kind, op, other, 1);
     MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
   } else {
     MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
-    ru = between(kind, op, other);
+    ru = between(kind, op, other, 0);
   }
-  double n = size, tri = n * (n + 1) / 2;
-  check("first all-reduce", ra, tri);
-  check("second all-reduce", rb, 2 * tri);
-  check("the call between", ru, n);
+  double p = size, tri = p * (p + 1) / 2, sum = 0;
+  for (int i = 0; i < n; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "first all-reduce of %d, element %d", n, i);
+    check(what, ra[i], tri + p * i);
+    snprintf(what, sizeof what, "second all-reduce of %d, element %d", n, i);
+    check(what, rb[i], 2 * tri + p * i);
+    sum += ra[i] + rb[i];
+  }
+  check("the call between", ru, p);
   MPI_Op_free(&op);
   MPI_Comm_free(&other);
-  return ra + rb + ru;
+  return sum + ru;
 }
 
 int main(int argc, char **argv) {
@@ -106,10 +131,12 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   double d = nbx();
-  for (int kind = SAME_COMM; kind <= COMM_DUP; kind++) d += fallback_between(kind);
+  for (int kind = SAME_COMM; kind < KINDS; kind++) d += fallback_between(kind, 1);
+  for (int kind = SAME_COMM; kind < KINDS; kind++) d += fallback_between(kind, BIG);
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) printf("test_nb_progress: %d ranks, %d failures, digest %08x\n", size, all, (unsigned)d);
+  if (rank == 0) printf("test_nb_progress: %d ranks, %d failures, digest %016llx\n", size, all,
+                         (unsigned long long)d);
   MPI_Finalize();
   return all ? 1 : 0;
 }

@@ -645,6 +645,52 @@ static void finished_query(pccl_comm_t *comm) {
   expect(right, "the finished call's results");
 }
 
+typedef struct {
+  pccl_comm_t *comm;
+  pccl_request_t *req;
+  int failed;
+} mover_t;
+
+static void *mover(void *arg) {
+  mover_t *m = arg;
+  while (!pccl_request_finished(m->req)) m->failed += pccl_comm_progress(m->comm) != PCCL_OK;
+  return NULL;
+}
+
+/* pccl_comm_progress: rank 0 issues an all-reduce of several rounds (512
+ * KB) and leaves it to a thread of its own that calls nothing else, while
+ * its first thread waits in pthread_join; the others wait for it. Where
+ * the calls would make MPI calls (several nodes, a peer reached through
+ * MPI, PCCL_CHECK) without MPI_THREAD_MULTIPLE, it refuses. */
+static void progress_thread(pccl_comm_t *comm, int provided) {
+  expect(pccl_comm_progress(NULL) == PCCL_ERR_INVALID_COMM, "pccl_comm_progress(NULL)");
+  int nnodes = 0;
+  pccl_comm_nnodes(comm, &nnodes);
+  const char *check = getenv("PCCL_CHECK"), *shm = getenv("PCCL_SHM");
+  int anywhere = provided == MPI_THREAD_MULTIPLE ||
+                 (nnodes == 1 && !(check && strcmp(check, "1") == 0) &&
+                  (g_size == 1 || !(shm && strcmp(shm, "0") == 0)));
+  pccl_status_t st = pccl_comm_progress(comm);
+  expect(st == (anywhere ? PCCL_OK : PCCL_ERR_UNSUPPORTED), "pccl_comm_progress: taken or refused");
+  if (!anywhere) return;
+  size_t n = 128 * 1024;
+  uint32_t *in = alloc_input(n, g_rank, 91), *out = alloc_fill(n);
+  mover_t m = {comm, NULL, 0};
+  expect(pccl_iallreduce(in, out, n, PCCL_UINT32, PCCL_SUM, comm, &m.req) == PCCL_OK,
+         "pccl_iallreduce for pccl_comm_progress");
+  if (g_rank == 0) {
+    pthread_t t;
+    pthread_create(&t, NULL, mover, &m);
+    pthread_join(t, NULL);
+    expect(m.failed == 0, "pccl_comm_progress from another thread");
+  }
+  expect(pccl_wait(&m.req) == PCCL_OK, "the call moved by another thread completes");
+  int right = 1;
+  for (size_t i = 0; i < n; i++) right &= out[i] == sum_upto(g_size, i, 91);
+  expect(right, "the results of the call moved by another thread");
+  free(in), free(out);
+}
+
 int main(int argc, char **argv) {
   int provided = MPI_THREAD_SINGLE;
   int threaded = argc > 1 && strcmp(argv[1], "--threads") == 0;
@@ -675,6 +721,7 @@ int main(int argc, char **argv) {
       cross_comms(world, other);
       if (g_size > 2) taken_again(world, 0), taken_again(world, 3);
       finished_query(world);
+      progress_thread(world, provided);
     }
     errors(world, other);
     destroy(other, "other");
