@@ -626,9 +626,10 @@ PCCL_API int pccl_request_finished(const pccl_request_t *request);
  * The caller makes sure no other thread uses comm meanwhile (pccl's
  * communicators are used by one thread at a time); the calls' outcomes stay
  * with their requests, for pccl_test or pccl_wait. PCCL_ERR_UNSUPPORTED,
- * moving nothing, where the calls would make MPI calls from that thread
- * (comm spans nodes, a peer is reached through MPI, or PCCL_CHECK is on)
- * and MPI was not initialised with MPI_THREAD_MULTIPLE. */
+ * moving nothing, with the message in pccl_last_error(NULL) (the calling
+ * thread's): where a call is on device buffers, or where one would make
+ * MPI calls from that thread (one not on the node segment, or under
+ * PCCL_CHECK) and MPI was not initialised with MPI_THREAD_MULTIPLE. */
 PCCL_API pccl_status_t pccl_comm_progress(pccl_comm_t *comm);
 
 /* pccl_wait on each of requests[0..n-1], in order; returns the first

@@ -1057,6 +1057,12 @@ static pccl_status_t begin_call(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run
   return st;
 }
 
+int pccl__call_without_mpi(const pccl_comm_t *comm, const pccl_call_t *c) {
+  if (comm->check || c->device) return 0;
+  return comm->size == 1 || c->count == 0 ||
+         (comm->seg && c->chosen.algo && c->chosen.algo->generate == pccl_gen_seg);
+}
+
 pccl_status_t pccl__call_prepost(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r,
                                  int *begun) {
   *begun = 0;

@@ -283,11 +283,17 @@ static pccl_status_t wait_one(pccl_request_t **request, int quiet) {
 pccl_status_t pccl_comm_progress(pccl_comm_t *comm) {
   if (!pccl__comm_live(comm))
     return pccl__error(NULL, PCCL_ERR_INVALID_COMM, "pccl_comm_progress", "not a live communicator");
-  if (!comm->progress_anywhere)
-    return pccl__error(comm, PCCL_ERR_UNSUPPORTED, "pccl_comm_progress",
-                       "this communicator's calls make MPI calls as they move (it spans nodes, "
-                       "or a peer is reached through MPI, or PCCL_CHECK is on), and MPI was not "
-                       "initialised with MPI_THREAD_MULTIPLE");
+  /* the refusal's message is the calling thread's (pccl_last_error(NULL)):
+   * the communicator's belongs to the thread that uses it */
+  for (const pccl_request_t *q = comm->nb_head; q; q = q->next) {
+    if (q->call.device)
+      return pccl__error(NULL, PCCL_ERR_UNSUPPORTED, "pccl_comm_progress",
+                         "a call on device buffers is moved by the thread that issued it");
+    if (!comm->mpi_threads && !pccl__call_without_mpi(comm, &q->call))
+      return pccl__error(NULL, PCCL_ERR_UNSUPPORTED, "pccl_comm_progress",
+                         "a call not on the node segment, or under PCCL_CHECK, makes MPI calls as "
+                         "it moves, and MPI was not initialised with MPI_THREAD_MULTIPLE");
+  }
   /* not sweep(comm), which would also move the calling thread's own
    * communicators; nb_owner stays, so the issuing thread's sweeps still
    * move this one */

@@ -386,8 +386,7 @@ pccl_status_t pccl_comm_create_mpi(MPI_Comm mpi_comm, pccl_comm_t **out) {
   }
   int threads = MPI_THREAD_SINGLE;
   MPI_Query_thread(&threads);
-  c->progress_anywhere = threads == MPI_THREAD_MULTIPLE ||
-                         (c->nnodes == 1 && (c->shm || c->size == 1) && !c->check);
+  c->mpi_threads = threads == MPI_THREAD_MULTIPLE;
   if (!registry_add(c)) {
     pccl_tune_free(&c->tune);
     pccl_topo_free(&c->topo);

@@ -60,11 +60,7 @@ struct pccl_comm {
    * finishes pccl's own outstanding calls and returns PCCL_OK, or
    * PCCL_ERR_INVALID_ARGUMENT while the caller's are outstanding. */
   pccl_status_t (*nb_close)(struct pccl_comm *comm);
-  /* Its calls move without MPI (one node, every peer through shm, no
-   * PCCL_CHECK, whose disagreement is told through an MPI all-gather), or
-   * MPI was made for threads: pccl_comm_progress may move them from a
-   * thread that does not otherwise call MPI. */
-  int progress_anywhere;
+  int mpi_threads; /* MPI was initialised with MPI_THREAD_MULTIPLE */
   struct pccl_comm_device *device; /* device calls' resources (coll/device.c); NULL before one */
   /* Frees `device`; set by whoever creates it, so that destroying a
    * communicator needs nothing from the layers above this one. */

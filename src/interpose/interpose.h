@@ -150,6 +150,10 @@ int pccl_ip_nb_small(size_t bytes);
 int pccl_ip_inside(void);
 void pccl_ip_enter(void);
 void pccl_ip_exit(void);
+/* The progress thread is inside pccl for good, without passing the gate:
+ * the MPI calls pccl makes from it (under MPI_THREAD_MULTIPLE) go straight
+ * to MPI. */
+void pccl_ip_inside_for_good(void);
 
 /* ---- progress.c: the progress thread ---- */
 

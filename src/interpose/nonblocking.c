@@ -183,14 +183,14 @@ int pccl_ip_post(pccl_ip_call_t *given, pccl_request_t *pr, pccl_ip_done_fn *don
   if (tail) tail->next = r;
   else head = r;
   tail = r;
-  atomic_fetch_add_explicit(&outstanding, 1, memory_order_release);
+  atomic_fetch_add(&outstanding, 1); /* before the progress thread's idle flag is read */
   pthread_mutex_unlock(&lock);
   pccl_ip_progress_start();
   *request = r->handle;
   return MPI_SUCCESS;
 }
 
-int pccl_ip_pending(void) { return atomic_load_explicit(&outstanding, memory_order_relaxed) > 0; }
+int pccl_ip_pending(void) { return atomic_load(&outstanding) > 0; }
 
 /* The progress thread's poll (progress.c), while no program thread is
  * inside pccl: moves the calls along, as pass_begin does, but ends none

@@ -57,6 +57,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv; /* on CLOCK_MONOTONIC, made with the thread */
 static pthread_t thread;
 static int started, stopping; /* under mu */
+static atomic_int idle; /* the thread sleeps IDLE_NS: a new request wakes it */
 
 void pccl_ip_gate_count_all(void) { atomic_store(&counting, 1); }
 
@@ -74,18 +75,22 @@ void pccl_ip_gate_leave(void) {
 }
 
 /* One visit: polls until nothing the thread may move is left, the program
- * comes in, or VISIT_POLLS have passed. */
-static void visit(void) {
+ * comes in, or VISIT_POLLS have passed. Returns whether the first poll
+ * found a call it may move. */
+static int visit(void) {
+  int any = 0;
   for (int poll = 0; poll < VISIT_POLLS; poll++) {
     atomic_store(&helping, 1);
     if (atomic_load(&users) & INSIDE_MASK) {
       atomic_store_explicit(&helping, 0, memory_order_release);
-      return;
+      return 1;
     }
     int left = pccl_ip_nudge();
     atomic_store_explicit(&helping, 0, memory_order_release);
-    if (!left) return;
+    if (!left) return any;
+    any = 1;
   }
+  return 1;
 }
 
 static void deadline(struct timespec *t, long ns) {
@@ -97,23 +102,33 @@ static void deadline(struct timespec *t, long ns) {
 
 static void *run(void *arg) {
   (void)arg;
+  pccl_ip_inside_for_good();
   unsigned seen = atomic_load(&users) >> INSIDE_BITS;
   long period = pccl_ip_progress_us * 1000L, sleep = period;
   pthread_mutex_lock(&mu);
   while (!stopping) {
     struct timespec t;
     deadline(&t, sleep);
-    while (!stopping && pthread_cond_timedwait(&cv, &mu, &t) != ETIMEDOUT) {}
+    pthread_cond_timedwait(&cv, &mu, &t); /* woken early: a request after idling, or the end */
     if (stopping) break;
     pthread_mutex_unlock(&mu);
+    if (sleep == IDLE_NS) sleep = period;
     unsigned u = atomic_load(&users), left = u >> INSIDE_BITS;
+    long busy = sleep < period * BUSY_MAX / 2 ? 2 * sleep : period * BUSY_MAX;
+    /* idle, then pending: against pccl_ip_progress_start's outstanding, then
+     * idle (Dekker again), so a request is either seen here or wakes us */
+    atomic_store(&idle, 1);
     if (!pccl_ip_pending()) {
       sleep = IDLE_NS;
-    } else if (left != seen || (u & INSIDE_MASK)) { /* the program is at it */
-      sleep = sleep < period * BUSY_MAX / 2 ? 2 * sleep : period * BUSY_MAX;
+      seen = atomic_load(&users) >> INSIDE_BITS;
+      pthread_mutex_lock(&mu);
+      continue;
+    }
+    atomic_store_explicit(&idle, 0, memory_order_relaxed);
+    if (left != seen || (u & INSIDE_MASK)) { /* the program is at it */
+      sleep = busy;
     } else {
-      visit();
-      sleep = period;
+      sleep = visit() ? period : busy; /* none it may move: as if busy */
     }
     seen = atomic_load(&users) >> INSIDE_BITS;
     pthread_mutex_lock(&mu);
@@ -125,7 +140,15 @@ static void *run(void *arg) {
 void pccl_ip_progress_start(void) {
   if (pccl_ip_progress_us <= 0) return;
   static atomic_int once;
-  if (atomic_load_explicit(&once, memory_order_relaxed)) return;
+  if (atomic_load_explicit(&once, memory_order_relaxed)) {
+    /* at most once a look (a loop of short calls pays no futex a call) */
+    if (atomic_load(&idle) && atomic_exchange_explicit(&idle, 0, memory_order_relaxed)) {
+      pthread_mutex_lock(&mu);
+      pthread_cond_signal(&cv);
+      pthread_mutex_unlock(&mu);
+    }
+    return;
+  }
   pthread_mutex_lock(&mu);
   if (!started && !stopping) {
     /* counted from now on: the caller is outside pccl, and without

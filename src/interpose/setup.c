@@ -395,10 +395,12 @@ int pccl_ip_outcome(const pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, co
 }
 
 int pccl_ip_finish(pccl_ip_call_t *call, pccl_status_t st, int mpi_rc, const char *what) {
-  leave_pccl();
-  count(call->id, call->copied ? PCCL_IP_COPIED : PCCL_IP_TAKEN);
+  /* the communicator's last error is read inside: the progress thread may
+   * write it once this thread is out */
   char why[PCCL_IP_WHY_LEN];
   int cls = pccl_ip_outcome(call, st, mpi_rc, what, why, sizeof why);
+  leave_pccl();
+  count(call->id, call->copied ? PCCL_IP_COPIED : PCCL_IP_TAKEN);
   return cls == MPI_SUCCESS ? MPI_SUCCESS : pccl_ip_raise(call->comm, cls, why);
 }
 
@@ -428,5 +430,6 @@ int pccl_ip_nb_small(size_t bytes) {
 }
 
 int pccl_ip_inside(void) { return depth > 0; }
+void pccl_ip_inside_for_good(void) { depth = 1; }
 void pccl_ip_enter(void) { enter_pccl(); }
 void pccl_ip_exit(void) { leave_pccl(); }

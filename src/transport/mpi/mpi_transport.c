@@ -31,8 +31,8 @@ pccl_status_t pccl_mpi_tp_reserve(pccl_mpi_tp_t *t, uint32_t n) {
 void pccl_mpi_tp_reset(pccl_mpi_tp_t *t) {
   for (int i = 0; i < t->nactive; i++) {
     if (t->reqs[i] == MPI_REQUEST_NULL) continue;
-    MPI_Cancel(&t->reqs[i]);
-    MPI_Request_free(&t->reqs[i]);
+    PMPI_Cancel(&t->reqs[i]);
+    PMPI_Request_free(&t->reqs[i]);
   }
   t->nactive = 0;
 }
@@ -100,7 +100,7 @@ static pccl_status_t mpi_poll(void *ctx, uint32_t *done, int max, int *ndone) {
   for (int i = 0; i < outcount; i++) {
     int at = t->indices[i], n = 0;
     if (t->received[at]) {
-      rc = MPI_Get_count(&t->statuses[i], MPI_BYTE, &n);
+      rc = PMPI_Get_count(&t->statuses[i], MPI_BYTE, &n);
       if (rc != MPI_SUCCESS) return check(t, rc);
       *t->received[at] = (size_t)n;
     }
