@@ -214,14 +214,16 @@ static op_t *op_new(op_t *local, pccl_ip_call_t *c, MPI_Request *req) {
 
 /* Views the send buffer (unless `send` is NULL) and the receive buffer
  * (unless `recv` is NULL); `load_recv` when the receive buffer holds input
- * (in place). */
+ * (in place); `align`, for a reduction, its pccl type's alignment (else 1:
+ * data moved as bytes). */
 static void bufs_open(op_t *o, const void *send, size_t scount, MPI_Datatype stype, void *recv,
                       size_t rcount, MPI_Datatype rtype, int load_recv, size_t align) {
   bufs_t *b = &o->b;
+  int reduced = align > 1; /* every pccl type a pair maps to is aligned wider than a byte */
   if (recv && b->rc == MPI_SUCCESS)
-    b->rc = pccl_ip_view(&b->recv, recv, rcount, rtype, align, load_recv, o->c.comm);
+    b->rc = pccl_ip_view(&b->recv, recv, rcount, rtype, align, reduced, load_recv, o->c.comm);
   if (send && b->rc == MPI_SUCCESS)
-    b->rc = pccl_ip_view(&b->send, send, scount, stype, align, 1, o->c.comm);
+    b->rc = pccl_ip_view(&b->send, send, scount, stype, align, reduced, 1, o->c.comm);
   o->c.copied |= b->send.copy || b->recv.copy;
 }
 

@@ -35,17 +35,20 @@ typedef enum {
  * by handle on every call, so the commonest come first: the MPI queries
  * they replace were a tenth of a preloaded 8-byte MPI_Reduce (perf). A
  * pair type has padding (MPI_DOUBLE_INT: 12 bytes in 16), so its elements
- * are taken whole, padding and all, at the extent of pccl's struct; where
- * this MPI's extent differs it is not reduced. */
+ * are reduced whole, padding and all, at the extent of pccl's struct; where
+ * this MPI's extent differs it is not reduced. Moved, a pair with padding
+ * is packed like any type with holes: another rank may pass a derived type
+ * of the same signature, which packs to the pair's size, not its extent. */
 typedef struct {
   MPI_Datatype dt;
   kind_t kind;
   MPI_Count plain; /* bytes per element without padding (a pair: its extent), else -1 */
+  int padded;      /* a pair whose size is less than its extent */
   int reducible;   /* a pccl type of this kind and size exists */
   pccl_dtype_t pccl;
 } predef_t;
 
-#define T(dt, kind) {dt, kind, -1, 0, PCCL_UINT8} /* the rest is found at first use */
+#define T(dt, kind) {dt, kind, -1, 0, 0, PCCL_UINT8} /* the rest is found at first use */
 static predef_t predef[] = {
     T(MPI_DOUBLE, KIND_FLOAT),         T(MPI_FLOAT, KIND_FLOAT),
     T(MPI_INT, KIND_SIGNED),           T(MPI_BYTE, KIND_BYTE),
@@ -122,7 +125,7 @@ static void predef_init(void) {
     if (p->kind == KIND_PAIR) { /* whole elements at pccl's extent, or not at all */
       if (PMPI_Type_get_extent_x(p->dt, &lb, &extent) == MPI_SUCCESS && lb == 0 &&
           pccl_type_of(p->dt, p->kind, extent, &p->pccl))
-        p->plain = extent, p->reducible = 1;
+        p->plain = extent, p->reducible = 1, p->padded = size < extent;
       continue;
     }
     if (size > 0 && is_plain_query(2, p->dt)) p->plain = size;
@@ -182,10 +185,10 @@ pccl_ip_reason_t pccl_ip_reduction(MPI_Datatype dt, MPI_Op op, pccl_dtype_t *pd,
 }
 
 /* Bytes per element of dt when they lie back to back and dt is in the
- * table, else -1. */
-static MPI_Count plain_size(MPI_Datatype dt) {
+ * table, else -1; a padded pair's elements count whole only when `reduced`. */
+static MPI_Count plain_size(MPI_Datatype dt, int reduced) {
   const predef_t *p = predef_of(dt);
-  return p ? p->plain : -1;
+  return !p || (p->padded && !reduced) ? -1 : p->plain;
 }
 
 /* count elements of `size` bytes, SIZE_MAX when that overflows */
@@ -194,10 +197,10 @@ static size_t bytes_of(size_t count, MPI_Count size) {
   return count * (size_t)size;
 }
 
-int pccl_ip_plain(MPI_Datatype dt) { return plain_size(dt) > 0; }
+int pccl_ip_plain(MPI_Datatype dt) { return plain_size(dt, 0) > 0; }
 
 size_t pccl_ip_bytes(size_t count, MPI_Datatype dt) {
-  MPI_Count size = plain_size(dt);
+  MPI_Count size = plain_size(dt, 0);
   if (size < 0 &&
       (dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &size) != MPI_SUCCESS || size < 0))
     return 0;
@@ -205,9 +208,9 @@ size_t pccl_ip_bytes(size_t count, MPI_Datatype dt) {
 }
 
 int pccl_ip_view(pccl_ip_buf_t *b, const void *user, size_t count, MPI_Datatype dt, size_t align,
-                 int load, MPI_Comm comm) {
+                 int reduced, int load, MPI_Comm comm) {
   *b = (pccl_ip_buf_t){.user = (void *)user, .count = count, .dt = dt};
-  MPI_Count size = plain_size(dt);
+  MPI_Count size = plain_size(dt, reduced);
   b->len = size > 0 ? bytes_of(count, size) : pccl_ip_bytes(count, dt);
   if (b->len == SIZE_MAX) return MPI_ERR_COUNT;
   b->packed = size <= 0 && !is_plain_query(count, dt);

@@ -217,10 +217,12 @@ typedef struct {
   int packed;       /* the copy is MPI_Pack's (derived datatype) rather than memcpy's */
 } pccl_ip_buf_t;
 
-/* Sets up `b`; with `load` the copy starts as the user's data. Returns an
- * MPI code; on error `b` holds nothing to release. */
+/* Sets up `b`; with `load` the copy starts as the user's data; `reduced`:
+ * for a reduction (a padded pair type's elements whole, at its extent;
+ * else packed, to its size). Returns an MPI code; on error `b` holds
+ * nothing to release. */
 int pccl_ip_view(pccl_ip_buf_t *b, const void *user, size_t count, MPI_Datatype dt, size_t align,
-                 int load, MPI_Comm comm);
+                 int reduced, int load, MPI_Comm comm);
 /* Writes a copy back to the user's buffer; returns an MPI code. */
 int pccl_ip_store(pccl_ip_buf_t *b, MPI_Comm comm);
 void pccl_ip_release(pccl_ip_buf_t *b);

@@ -1055,9 +1055,10 @@ static void test_fallbacks(void) {
   MPI_Type_free(&column);
   free(col), free(colw);
 
-  /* A padded pair type (double, int) gathered by all: pccl moves MPI_DOUBLE_INT
-   * whole (padding too), and the same layout as a derived struct type
-   * through a copy. */
+  /* A padded pair type (double, int) gathered by all, as MPI_DOUBLE_INT, as
+   * a derived struct type of the same layout, and as one on odd ranks and
+   * the other on even ones (MPI matches type signatures, not types: both
+   * move 12 bytes an element). */
   struct di { double d; int i; } dis[3], *dig = malloc(sizeof(struct di) * 3 * P);
   MPI_Datatype di_struct, di_type;
   int blocklens[2] = {1, 1};
@@ -1067,9 +1068,11 @@ static void test_fallbacks(void) {
   MPI_Type_create_resized(di_struct, 0, sizeof(struct di), &di_type);
   MPI_Type_commit(&di_type);
   for (int k = 0; k < 3; k++) dis[k].d = rank + k * 0.5, dis[k].i = rank * 10 + k;
-  for (int derived = 0; derived < 2; derived++) {
-    MPI_Datatype t = derived ? di_type : MPI_DOUBLE_INT;
-    const char *name = derived ? "allgather struct (double, int)" : "allgather double_int";
+  for (int derived = 0; derived < 3; derived++) {
+    MPI_Datatype t = derived == 1 || (derived == 2 && rank % 2) ? di_type : MPI_DOUBLE_INT;
+    const char *name = derived == 0   ? "allgather double_int"
+                       : derived == 1 ? "allgather struct (double, int)"
+                                      : "allgather double_int and the struct on alternate ranks";
     memset(dig, 0, sizeof(struct di) * 3 * P);
     check_rc(name, CALL(MPI_Allgather, MPI_Iallgather, dis, 3, t, dig, 3, t, MPI_COMM_WORLD));
     for (int r = 0; r < nranks; r++)
