@@ -12,6 +12,8 @@ OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
 S=$OUT/summary.txt LOG=$OUT/all.log
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+# a call that hangs fails with the algorithm and the peers it waits for
+export PCCL_TIMEOUT=20
 t0=$(date +%s)
 run() { # NAME SECONDS COMMAND...
   local name=$1 limit=$2 a rc
@@ -28,9 +30,9 @@ PCCL_CUDA=0 run runtime_off 30 test_cuda_runtime off
 PCCL_CUDA=maybe run runtime_malformed 30 test_cuda_runtime malformed
 run kernels 120 test_cuda_kernels
 run szp 180 test_cuda_szp
-for np in 2 3 4; do run coll_np$np 90 mr -np $np test_cuda_coll; done
-run coll_precmul_np4 90 mr -np 4 -x PCCL_ALGO=allgather:precmul:2,allreduce:recmul:3 test_cuda_coll
-run coll_hier_np4 90 mr -np 4 -x PCCL_RANKS_PER_NODE=2 test_cuda_coll
+for np in 2 3 4; do run coll_np$np 60 mr -np $np test_cuda_coll; done
+run coll_precmul_np4 60 mr -np 4 -x PCCL_ALGO=allgather:precmul:2,allreduce:recmul:3 test_cuda_coll
+run coll_hier_np4 60 mr -np 4 -x PCCL_RANKS_PER_NODE=2 test_cuda_coll
 if [ -n "$CS" ]; then
   for tool in memcheck racecheck synccheck; do
     run ${tool}_kernels 150 "$CS" --tool $tool --error-exitcode 9 test_cuda_kernels

@@ -783,8 +783,6 @@ static int seg_refuses(const pccl_comm_t *comm, const pccl_call_t *c, pccl_choic
                        char *why, size_t len) {
   if (!comm->seg)
     snprintf(why, len, ": no node segment (%s)", comm->seg_why);
-  else if (c->device)
-    snprintf(why, len, " runs on host buffers only; use another algorithm");
   else if (pccl__seg_path(choice.algo->id) != PCCL_SEG_BUFFERS &&
            !pccl_seg_runs_direct(comm->seg, c->coll))
     snprintf(why, len, ": the node's ranks may not read and write each other's memory here "
@@ -836,11 +834,54 @@ static pccl_status_t run_seg_call(pccl_comm_t *comm, const pccl_call_t *c, pccl_
 
 /* A call the node segment runs: the whole collective as its one step,
  * without a schedule to fetch or an executor to set up. */
-static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
+static pccl_status_t run_seg_host(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
   if (comm->size == 1) return one_rank(comm, c, places_of(comm, c));
   pccl_seg_call_t call;
   pccl_status_t st = seg_call(comm, c, choice, &call, 0);
   return st == PCCL_OK ? run_seg_call(comm, c, choice, &call) : st;
+}
+
+/* Where p lies in the host mirror of ranges r; p itself where it lies in
+ * none (a buffer the call does not touch). */
+static void *mirrored(const void *p, const pccl_device_range_t *r, int n) {
+  for (int i = 0; i < n; i++)
+    if ((uintptr_t)p >= (uintptr_t)r[i].dev && (uintptr_t)p - (uintptr_t)r[i].dev < r[i].bytes)
+      return (char *)r[i].host + ((uintptr_t)p - (uintptr_t)r[i].dev);
+  return (void *)p;
+}
+
+/* The segment's CPU copies cannot reach device memory, so a call on device
+ * buffers runs there on a host mirror of them. Selection must not depend
+ * on where a rank's buffers lie: ranks may differ (a rank with no data of
+ * its own in a gatherv sees none of its buffers), and every rank must take
+ * the same algorithm. In place, one range covers both buffers. */
+static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
+  if (!c->device) return run_seg_host(comm, c, choice);
+  uintptr_t s = (uintptr_t)c->sendbuf, v = (uintptr_t)c->recvbuf;
+  size_t sb = c->use_send ? c->send_elems * c->esize : 0;
+  size_t rb = c->use_recv ? c->recv_elems * c->esize : 0;
+  pccl_device_range_t r[2];
+  int n = 0;
+  if (sb && rb && s < v + rb && v < s + sb) {
+    uintptr_t lo = s < v ? s : v, hi = s + sb > v + rb ? s + sb : v + rb;
+    r[n++] = (pccl_device_range_t){(const void *)lo, hi - lo, 1, 1, NULL};
+  } else {
+    /* these write every element of recvbuf; the others may leave some (a
+     * v-call's gaps, an exscan's rank 0, a root's own block) */
+    int whole = c->coll == PCCL_COLL_ALLGATHER || c->coll == PCCL_COLL_ALLREDUCE ||
+                c->coll == PCCL_COLL_REDUCE_SCATTER || c->coll == PCCL_COLL_ALLTOALL ||
+                c->coll == PCCL_COLL_SCAN;
+    if (sb) r[n++] = (pccl_device_range_t){c->sendbuf, sb, 1, 0, NULL};
+    if (rb) r[n++] = (pccl_device_range_t){c->recvbuf, rb, !whole, 1, NULL};
+  }
+  pccl_status_t st = pccl__device_mirror_in(comm, r, n);
+  if (st != PCCL_OK) return pccl__error(comm, st, api_of(c), "device buffers: %s", pccl__device_error());
+  pccl_call_t h = *c;
+  h.sendbuf = mirrored(c->sendbuf, r, n), h.recvbuf = mirrored(c->recvbuf, r, n), h.device = 0;
+  if ((st = run_seg_host(comm, &h, choice)) != PCCL_OK) return st;
+  if ((st = pccl__device_mirror_out(comm, r, n)) != PCCL_OK)
+    return pccl__error(comm, st, api_of(c), "device buffers: %s", pccl__device_error());
+  return PCCL_OK;
 }
 
 /* A repeated call: validation and selection depend only on the call's
@@ -911,7 +952,7 @@ static void note_choice(pccl_comm_t *comm, pccl_choice_t choice) {
  * it runs them without waiting. */
 static unsigned select_flags(const pccl_comm_t *comm, const pccl_call_t *c) {
   int nb = c->nonblocking && comm->size > 1;
-  int no_seg = c->device || (nb && c->internal);
+  int no_seg = nb && c->internal;
   return (no_seg ? PCCL_SELECT_NO_SEG : nb ? PCCL_SELECT_NB : 0u) |
          (c->internal ? PCCL_SELECT_UNFORCED : 0u);
 }

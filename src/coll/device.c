@@ -25,6 +25,12 @@ struct pccl_comm_device {
   uint32_t *perm_host; /* what perm holds (perm_words words; nperm_up of them) */
   size_t nperm_up;
   pccl_stage_t stage;
+  /* the host copy of a call's buffers: ordinary memory, pinned where CUDA
+   * allows (pccl__gpu_host_register), which the segment's peers read by
+   * cross-memory attach */
+  void *mirror;
+  int mirror_pinned;
+  size_t mirror_bytes;
 };
 
 static _Thread_local char t_error[256];
@@ -156,10 +162,57 @@ pccl_status_t pccl__device_prepare(pccl_comm_t *comm, const pccl_sched_t *s, siz
   return PCCL_OK;
 }
 
+static void mirror_free(struct pccl_comm_device *d) {
+  if (d->mirror_pinned) pccl__gpu_host_unregister(d->mirror);
+  free(d->mirror);
+  d->mirror = NULL, d->mirror_bytes = 0, d->mirror_pinned = 0;
+}
+
+pccl_status_t pccl__device_mirror_in(pccl_comm_t *comm, pccl_device_range_t *r, int n) {
+  struct pccl_comm_device *d;
+  pccl_status_t st = state_of(comm, &d);
+  if (st != PCCL_OK) return st;
+  size_t total = 0;
+  for (int i = 0; i < n; i++) total += (r[i].bytes + 63) & ~(size_t)63;
+  total = (total + 4095) & ~(size_t)4095;
+  if (total > d->mirror_bytes) {
+    void *p = aligned_alloc(4096, total);
+    if (!p) {
+      snprintf(t_error, sizeof t_error, "cannot allocate %zu bytes of host mirror", total);
+      return PCCL_ERR_NO_MEMORY;
+    }
+    mirror_free(d);
+    d->mirror = p;
+    d->mirror_bytes = total;
+    /* unpinned, the copies are slower but still right */
+    d->mirror_pinned = pccl__gpu_host_register(p, total) == PCCL_OK;
+  }
+  /* as pccl__device_prepare: the work queued before the call is done first */
+  if ((st = pccl__gpu_device_sync()) != PCCL_OK) return fail(st, "waiting for the device");
+  char *at = d->mirror;
+  for (int i = 0; i < n; i++) {
+    r[i].host = at;
+    at += (r[i].bytes + 63) & ~(size_t)63;
+    if (r[i].in && r[i].bytes && (st = pccl__gpu_copy(r[i].host, r[i].dev, r[i].bytes, d->stream)) != PCCL_OK)
+      return fail(st, "copying the buffers to the host");
+  }
+  return (st = pccl__gpu_sync(d->stream)) == PCCL_OK ? st : fail(st, "copying the buffers to the host");
+}
+
+pccl_status_t pccl__device_mirror_out(pccl_comm_t *comm, const pccl_device_range_t *r, int n) {
+  struct pccl_comm_device *d = comm->device;
+  pccl_status_t st = PCCL_OK;
+  for (int i = 0; i < n && st == PCCL_OK; i++)
+    if (r[i].out && r[i].bytes) st = pccl__gpu_copy((void *)r[i].dev, r[i].host, r[i].bytes, d->stream);
+  if (st == PCCL_OK) st = pccl__gpu_sync(d->stream);
+  return st == PCCL_OK ? st : fail(st, "copying the results to the device");
+}
+
 static void device_free(pccl_comm_t *comm) {
   struct pccl_comm_device *d = comm->device;
   if (!d) return;
   pccl_stage_free(&d->stage);
+  mirror_free(d);
   pccl__gpu_free(d->tmp);
   pccl__gpu_free(d->perm);
   free(d->perm_host);
@@ -185,6 +238,16 @@ pccl_status_t pccl__device_prepare(pccl_comm_t *comm, const pccl_sched_t *s, siz
                                    pccl_exec_device_t *dev, const pccl_transport_t **tp,
                                    void **tp_ctx) {
   (void)comm, (void)s, (void)esize, (void)dtype, (void)op, (void)tmp, (void)dev, (void)tp, (void)tp_ctx;
+  return PCCL_ERR_UNSUPPORTED;
+}
+
+pccl_status_t pccl__device_mirror_in(pccl_comm_t *comm, pccl_device_range_t *r, int n) {
+  (void)comm, (void)r, (void)n;
+  return PCCL_ERR_UNSUPPORTED;
+}
+
+pccl_status_t pccl__device_mirror_out(pccl_comm_t *comm, const pccl_device_range_t *r, int n) {
+  (void)comm, (void)r, (void)n;
   return PCCL_ERR_UNSUPPORTED;
 }
 

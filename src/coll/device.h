@@ -25,6 +25,21 @@ pccl_status_t pccl__device_prepare(pccl_comm_t *comm, const pccl_sched_t *s, siz
                                    void **tp_ctx);
 const char *pccl__device_error(void);
 
+/* One buffer of a call on device memory, mirrored in host memory for a
+ * path that reads and writes the buffers with the CPU (the node segment):
+ * `host` is set by pccl__device_mirror_in, which copies in the ranges
+ * marked `in` (not one the call overwrites whole); pccl__device_mirror_out
+ * copies back those marked `out`. The mirror is the communicator's, kept
+ * for the next call. */
+typedef struct {
+  const void *dev;
+  size_t bytes;
+  int in, out;
+  void *host;
+} pccl_device_range_t;
+pccl_status_t pccl__device_mirror_in(pccl_comm_t *comm, pccl_device_range_t *r, int n);
+pccl_status_t pccl__device_mirror_out(pccl_comm_t *comm, const pccl_device_range_t *r, int n);
+
 /* What comm holds for device calls is freed through comm->device_free,
  * which the first device call sets. */
 

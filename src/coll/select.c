@@ -285,10 +285,11 @@ int pccl__seg_takes_nb(const pccl_comm_t *comm, pccl_choice_t ch, pccl_coll_t co
   return pccl__seg_path(ch.algo->id) == PCCL_SEG_BUFFERS && pccl_seg_takes_nb(comm->seg, coll);
 }
 
-/* The node segment reads and writes the buffers with the CPU: a call on
- * device buffers goes past its rows to the next that fits; so does a
- * non-blocking one that the segment does not take so (its timed and
- * direct paths, the v-collectives). */
+/* A non-blocking call that the segment does not take so (its timed and
+ * direct paths, the v-collectives) goes past its rows to the next that
+ * fits; so does pccl's own (PCCL_SELECT_NO_SEG). Where the buffers lie
+ * plays no part: ranks may differ, and a call on device buffers runs on
+ * the segment through a host mirror (coll.c). */
 static int usable(const pccl_comm_t *comm, pccl_choice_t ch, unsigned flags, pccl_coll_t coll) {
   if (ch.algo->generate != pccl_gen_seg) return 1;
   if (flags & PCCL_SELECT_NO_SEG) return 0;

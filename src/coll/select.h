@@ -7,10 +7,9 @@
 #include "comm.h"
 
 /* `bytes` is the call's size as nccl-tests reports it (all-gather: output per
- * rank; reduce-scatter: input per rank; otherwise one buffer); `device`: the
- * buffers are device memory, which the node segment does not take. */
-/* What pccl__select may not pick: the node segment (device buffers, and
- * pccl's own non-blocking calls); for a non-blocking call (PCCL_SELECT_NB)
+ * rank; reduce-scatter: input per rank; otherwise one buffer). */
+/* What pccl__select may not pick: the node segment (pccl's own
+ * non-blocking calls); for a non-blocking call (PCCL_SELECT_NB)
  * the segment only where it takes it without waiting (pccl__seg_takes_nb);
  * and for pccl's own calls what PCCL_ALGO forces (it names the user's
  * calls). */

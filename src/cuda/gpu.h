@@ -59,6 +59,11 @@ void pccl__gpu_free(void *p);
 /* Page-locked host memory, for staging messages of device buffers. */
 pccl_status_t pccl__gpu_host_alloc(void **p, size_t bytes);
 void pccl__gpu_host_free(void *p);
+/* Pins (and unpins) ordinary host memory: copies to and from it run at
+ * the page-locked rate, and other processes can still read it by
+ * cross-memory attach, which memory the driver maps may refuse. */
+pccl_status_t pccl__gpu_host_register(void *p, size_t bytes);
+void pccl__gpu_host_unregister(void *p);
 /* A stream of pccl's own, not synchronized with the legacy default one. */
 pccl_status_t pccl__gpu_stream_create(void **stream);
 void pccl__gpu_stream_destroy(void *stream);

@@ -128,6 +128,15 @@ void pccl__gpu_host_free(void *p) {
   if (p) cudaFreeHost(p);
 }
 
+pccl_status_t pccl__gpu_host_register(void *p, size_t bytes) {
+  cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterDefault);
+  return e == cudaSuccess ? PCCL_OK : pccl__gpu_fail(e, "cudaHostRegister");
+}
+
+void pccl__gpu_host_unregister(void *p) {
+  if (p) cudaHostUnregister(p);
+}
+
 pccl_status_t pccl__gpu_stream_create(void **stream) {
   cudaStream_t s;
   cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);

@@ -9,8 +9,10 @@
  * result must equal, bit for bit, the same call on host buffers run by the
  * same algorithm (on a second communicator: the node segment, which a host
  * call may get, reduces in another order), which tests/mpi checks against
- * independent references; inputs are made on the host and copied up. Also:
- * mixed host/device buffers are refused, and compressed calls on device
+ * independent references; inputs are made on the host and copied up. The
+ * plain collectives run again with odd ranks on host buffers and the others
+ * on device buffers in the same call. Also: one rank's host sendbuf with
+ * its device recvbuf is refused, and compressed calls on device
  * buffers say they are not built. Without a device every rank says why and
  * exits 77 (skipped).
  *   mpiexec -n N test_cuda_coll */
@@ -49,6 +51,19 @@ static void fill(uint8_t *b, size_t bytes, unsigned seed) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     b[i] = (uint8_t)(x >> 24) & 0x3F; /* small values: finite 16-bit floats, no NaN */
   }
+}
+
+/* Ranks that differ: with g_mixed, odd ranks pass host buffers where the
+ * others pass device buffers (every rank must still take one algorithm). */
+static int g_mixed;
+
+static int on_device(void) { return !(g_mixed && g_rank % 2); }
+
+static void *balloc(size_t bytes) { return on_device() ? dmalloc(bytes) : malloc(bytes ? bytes : 1); }
+
+static void bfree(void *p) {
+  if (on_device()) cudaFree(p);
+  else free(p);
 }
 
 typedef struct {
@@ -90,9 +105,9 @@ static void one(const shape_t *sh, pccl_dtype_t t, pccl_op_t op, size_t n, int i
   uint8_t *hs = malloc(big), *hr = malloc(big), *got = malloc(big);
   fill(hs, big, (unsigned)(g_rank * 131 + n));
   memcpy(hr, hs, big);
-  uint8_t *ds = dmalloc(big), *dr = dmalloc(big);
-  cudaMemcpy(ds, hs, big, cudaMemcpyHostToDevice);
-  cudaMemcpy(dr, hr, big, cudaMemcpyHostToDevice);
+  uint8_t *ds = balloc(big), *dr = balloc(big);
+  cudaMemcpy(ds, hs, big, cudaMemcpyDefault);
+  cudaMemcpy(dr, hr, big, cudaMemcpyDefault);
   size_t off = 0;
   int inp = inplace && sh->coll != PCCL_COLL_ALLTOALL;
   if (inp && (sh->send_blocks || sh->recv_blocks)) {
@@ -110,16 +125,17 @@ static void one(const shape_t *sh, pccl_dtype_t t, pccl_op_t op, size_t n, int i
   pccl_status_t f = pccl_comm_set_algo(g_ref, sh->coll, algo);
   pccl_status_t a = call(sh->coll, hsend, hrecv, n, t, op, root, g_ref);
   char what[200];
-  snprintf(what, sizeof what, "%s %s %s n=%zu%s root=%d: host %s, device %s (%s)", pccl_coll_name(sh->coll),
-           pccl_dtype_name(t), pccl_op_name(op), n, inp ? " in place" : "", root, pccl_status_string(a),
+  snprintf(what, sizeof what, "%s %s %s n=%zu%s root=%d%s: host %s, device %s (%s)", pccl_coll_name(sh->coll),
+           pccl_dtype_name(t), pccl_op_name(op), n, inp ? " in place" : "", root,
+           g_mixed ? (on_device() ? " mixed, device here" : " mixed, host here") : "", pccl_status_string(a),
            pccl_status_string(b), b == PCCL_OK ? algo : pccl_last_error(comm));
   expect(f == PCCL_OK && a == PCCL_OK && b == PCCL_OK, what);
   /* compare everything the call may write: the whole of both buffers */
-  cudaMemcpy(got, dr, big, cudaMemcpyDeviceToHost);
+  cudaMemcpy(got, dr, big, cudaMemcpyDefault);
   expect(memcmp(got, hr, big) == 0, what);
-  cudaMemcpy(got, ds, big, cudaMemcpyDeviceToHost);
+  cudaMemcpy(got, ds, big, cudaMemcpyDefault);
   expect(memcmp(got, hs, big) == 0, what);
-  cudaFree(ds), cudaFree(dr);
+  bfree(ds), bfree(dr);
   free(hs), free(hr), free(got);
 }
 
@@ -325,6 +341,16 @@ int main(int argc, char **argv) {
         one_rooted_v(1, t, bases[b], placed, inplace, root, comm);
         one_a2av(t, bases[b], placed, inplace, comm);
       }
+  /* device and host ranks in one call, at sizes the node segment takes and
+   * sizes it does not (before, a device rank skipped the segment its host
+   * peers chose, and the call hung) */
+  g_mixed = 1;
+  const size_t mixed_counts[] = {1, 1000, 65537};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (size_t c = 0; c < sizeof mixed_counts / sizeof mixed_counts[0]; c++)
+      one(&shapes[s], c % 2 ? PCCL_INT32 : PCCL_FLOAT32, PCCL_SUM, mixed_counts[c], (int)(c % 2),
+          (int)(c % (size_t)g_size), comm);
+  g_mixed = 0;
   refusals(comm);
   pccl_comm_destroy(comm);
   pccl_comm_destroy(g_ref);
