@@ -628,8 +628,11 @@ PCCL_API int pccl_request_finished(const pccl_request_t *request);
  * with their requests, for pccl_test or pccl_wait. PCCL_ERR_UNSUPPORTED,
  * moving nothing, with the message in pccl_last_error(NULL) (the calling
  * thread's): where a call is on device buffers, or where one would make
- * MPI calls from that thread (one not on the node segment, or under
- * PCCL_CHECK) and MPI was not initialised with MPI_THREAD_MULTIPLE. */
+ * MPI calls from that thread (a communicator spanning nodes or without
+ * shared memory, a compressed call, PCCL_CHECK) and MPI was not
+ * initialised with MPI_THREAD_MULTIPLE. Inside one node a non-blocking
+ * call's messages take pccl's shared memory at every size, so no MPI call
+ * is made. */
 PCCL_API pccl_status_t pccl_comm_progress(pccl_comm_t *comm);
 
 /* pccl_wait on each of requests[0..n-1], in order; returns the first

@@ -101,10 +101,11 @@ pccl_status_t pccl__call_prepost(pccl_comm_t *comm, pccl_call_t *c, pccl_call_ru
 int pccl__call_settled(const pccl_call_run_t *r);
 
 /* Whether moving the issued non-blocking call c makes no MPI call, so that
- * a thread that must not call MPI may move it (pccl_comm_progress): a call
- * on the node segment, without PCCL_CHECK (whose agreement and its
- * disagreement's report take the transports, which send small messages
- * through MPI even between ranks of one node), on host buffers. */
+ * a thread that must not call MPI may move it (pccl_comm_progress): on host
+ * buffers, without compression or PCCL_CHECK (whose agreement's report
+ * is not a non-blocking call's), a call on the node segment, or any call of
+ * a communicator inside one node with shm up (a non-blocking call's
+ * messages take shm at every size there, comm->route_nb). */
 int pccl__call_without_mpi(const pccl_comm_t *comm, const pccl_call_t *c);
 
 /* request.c: the non-blocking side */

@@ -499,7 +499,8 @@ static pccl_status_t place(pccl_comm_t *comm, const pccl_call_t *c, const pccl_s
   st = ensure_tmp(comm, s->tmp_elems * c->esize);
   if (st != PCCL_OK)
     return pccl__error(comm, st, api, "cannot allocate %zu bytes of scratch", s->tmp_elems * c->esize);
-  *p = (pccl_placement_t){comm->tmp, &pccl_route_transport, &comm->route, {0}};
+  pccl_route_t *route = c->nonblocking ? &comm->route_nb : &comm->route; /* pccl__call_without_mpi */
+  *p = (pccl_placement_t){comm->tmp, &pccl_route_transport, route, {0}};
   return PCCL_OK;
 }
 
@@ -1099,9 +1100,10 @@ static pccl_status_t begin_call(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run
 }
 
 int pccl__call_without_mpi(const pccl_comm_t *comm, const pccl_call_t *c) {
-  if (comm->check || c->device) return 0;
+  if (comm->check || c->device || c->lossy_call) return 0;
   return comm->size == 1 || c->count == 0 ||
-         (comm->seg && c->chosen.algo && c->chosen.algo->generate == pccl_gen_seg);
+         (comm->seg && c->chosen.algo && c->chosen.algo->generate == pccl_gen_seg) ||
+         (c->nonblocking && comm->nnodes == 1 && comm->route_nb.shm);
 }
 
 pccl_status_t pccl__call_prepost(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r,

@@ -282,8 +282,8 @@ static pccl_status_t setup_tuning(pccl_comm_t *c, const char *where) {
 /* Collective: ranks of one node (logical node, as PCCL_RANKS_PER_NODE may
  * split a machine) reach each other through shm when it works. */
 static pccl_status_t setup_transports(pccl_comm_t *c, int use_shm, int use_seg) {
-  c->route.mpi = &c->tp;
-  c->route.shm = NULL;
+  c->route = (pccl_route_t){&c->tp, NULL, PCCL_ROUTE_SHM_MIN};
+  c->route_nb = (pccl_route_t){&c->tp, NULL, 0};
   /* the segment serves communicators inside one node (all ranks agree on nnodes) */
   if (!use_seg || !use_shm || c->nnodes > 1 || c->size == 1) {
     snprintf(c->seg_why, sizeof c->seg_why, "%s",
@@ -309,7 +309,7 @@ static pccl_status_t setup_transports(pccl_comm_t *c, int use_shm, int use_seg) 
     c->seg = NULL;
     return st;
   }
-  c->route.shm = c->shm;
+  c->route.shm = c->route_nb.shm = c->shm;
   snprintf(c->transport, sizeof c->transport, "%sshm in node (memcpy from peers' pccl_mem_alloc buffers, else cross-memory attach), mpi between nodes",
            c->seg ? "node segment, " : "");
   return PCCL_OK;

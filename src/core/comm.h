@@ -44,6 +44,7 @@ struct pccl_comm {
   pccl_mpi_tp_t tp;
   pccl_shm_tp_t *shm;  /* NULL when no peer shares this node, or shm is off */
   pccl_route_t route;  /* what the executor uses: shm or MPI per peer */
+  pccl_route_t route_nb; /* the same for non-blocking calls: shm at every size */
   pccl_seg_t *seg;     /* the node's shared segment (PCCL_SEG); NULL: none */
   size_t seg_bytes;    /* PCCL_SEG_BYTES */
   char seg_why[128];   /* why there is none */

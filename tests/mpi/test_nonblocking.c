@@ -660,9 +660,9 @@ static void *mover(void *arg) {
 /* pccl_comm_progress: rank 0 issues an all-reduce of several rounds (512
  * KB) and leaves it to a thread of its own that calls nothing else, while
  * its first thread waits in pthread_join; the others wait for it. Where the
- * call would make MPI calls (one not on the node segment, or under
- * PCCL_CHECK) without MPI_THREAD_MULTIPLE, it refuses, and rank 0 waits as
- * usual. */
+ * call would make MPI calls (a communicator across nodes or without shared
+ * memory, or PCCL_CHECK) without MPI_THREAD_MULTIPLE, it refuses, and rank
+ * 0 waits as usual. */
 static void progress_thread(pccl_comm_t *comm, int provided) {
   expect(pccl_comm_progress(NULL) == PCCL_ERR_INVALID_COMM, "pccl_comm_progress(NULL)");
   expect(pccl_comm_progress(comm) == PCCL_OK, "pccl_comm_progress with no call outstanding");
@@ -670,8 +670,11 @@ static void progress_thread(pccl_comm_t *comm, int provided) {
   const char *check = getenv("PCCL_CHECK"), *algo = NULL;
   expect(pccl_comm_algo_for(comm, PCCL_COLL_ALLREDUCE, n, PCCL_UINT32, 1, &algo) == PCCL_OK,
          "pccl_comm_algo_for the moved call");
+  int nnodes = 0;
+  pccl_comm_nnodes(comm, &nnodes);
+  int in_node = nnodes == 1 && strstr(pccl_comm_transport(comm), "shm in node");
   int movable = provided == MPI_THREAD_MULTIPLE || g_size == 1 ||
-                (!(check && strcmp(check, "1") == 0) && algo && strcmp(algo, "seg") == 0);
+                (!(check && strcmp(check, "1") == 0) && ((algo && strcmp(algo, "seg") == 0) || in_node));
   uint32_t *in = alloc_input(n, g_rank, 91), *out = alloc_fill(n);
   mover_t m = {comm, NULL, 0};
   expect(pccl_iallreduce(in, out, n, PCCL_UINT32, PCCL_SUM, comm, &m.req) == PCCL_OK,

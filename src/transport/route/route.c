@@ -1,13 +1,8 @@
 /* route.c - per-peer choice between the shm and MPI transports. */
 #include "route.h"
 
-/* Below this size MPI's eager path (copy through its own shared buffers, no
- * handshake) beats a descriptor round trip plus a system call; both sides
- * know the size, so they route a message alike. */
-#define SHM_MIN_BYTES ((size_t)64 << 10)
-
 static int via_shm(const pccl_route_t *r, int peer, size_t bytes) {
-  return bytes >= SHM_MIN_BYTES && pccl_shm_tp_serves(r->shm, peer);
+  return bytes >= r->shm_min && pccl_shm_tp_serves(r->shm, peer);
 }
 
 static pccl_status_t route_isend(void *ctx, int peer, int tag, const void *buf, size_t bytes,

@@ -10,7 +10,17 @@
 typedef struct {
   pccl_mpi_tp_t *mpi;
   pccl_shm_tp_t *shm; /* NULL: every peer goes through MPI */
+  /* shm carries the messages of at least this size (PCCL_ROUTE_SHM_MIN),
+   * MPI's eager path the smaller ones. 0: shm carries all, so a call makes
+   * no MPI call inside a node, and any thread may move it (non-blocking
+   * calls, pccl_comm_progress) without MPI_THREAD_MULTIPLE. */
+  size_t shm_min;
 } pccl_route_t;
+
+/* Below this size MPI's eager path (copy through its own shared buffers, no
+ * handshake) beats a descriptor round trip plus a system call. Both sides
+ * know the size and the call, so they route a message alike. */
+#define PCCL_ROUTE_SHM_MIN ((size_t)64 << 10)
 
 extern const pccl_transport_t pccl_route_transport;
 
