@@ -271,6 +271,15 @@ PCCL_API const char *pccl_comm_last_algo(const pccl_comm_t *comm);
 PCCL_API pccl_status_t pccl_comm_algo_for(pccl_comm_t *comm, pccl_coll_t coll, size_t count,
                                           pccl_dtype_t dtype, int nonblocking, const char **name);
 
+/* A function pccl calls, on the calling thread, now and then while one of
+ * its blocking collectives waits for peers (after about a thousand polls
+ * without progress, then as often): for work of the program's own that
+ * must move meanwhile because a peer may be waiting on it, such as MPI's
+ * progress for the program's non-blocking MPI calls (the MPI drop-in sets
+ * one). Process-wide; NULL removes it. Set it before collectives run:
+ * a call already waiting may still use the one before. Returns PCCL_OK. */
+PCCL_API pccl_status_t pccl_set_wait_hook(void (*hook)(void *arg), void *arg);
+
 /* Seconds a collective may go without progress before it gives up with
  * PCCL_ERR_TIMEOUT (PCCL_TIMEOUT, default 300); 0 waits forever. The
  * last-error message then names the collective, the algorithm, the step,

@@ -557,12 +557,36 @@ static pccl_status_t exec_end(pccl_comm_t *comm, const pccl_call_t *c, pccl_call
   return st;
 }
 
+/* The program's hook (pccl_set_wait_hook), published by one pointer to
+ * the pair; it is set before collectives run (pccl.h), so the pair is not
+ * rewritten under a reader. */
+typedef struct {
+  void (*fn)(void *);
+  void *arg;
+} wait_hook_t;
+static _Atomic(const wait_hook_t *) wait_hook;
+
+pccl_status_t pccl_set_wait_hook(void (*hook)(void *arg), void *arg) {
+  static wait_hook_t slot;
+  if (hook) slot = (wait_hook_t){hook, arg};
+  atomic_store_explicit(&wait_hook, hook ? &slot : NULL, memory_order_release);
+  return PCCL_OK;
+}
+
+/* What a blocking call's waits do now and then: move this thread's
+ * non-blocking calls, then the program's hook. */
+static void while_waiting(void) {
+  pccl__request_idle();
+  const wait_hook_t *h = atomic_load_explicit(&wait_hook, memory_order_acquire);
+  if (h) h->fn(h->arg);
+}
+
 static pccl_status_t execute(pccl_comm_t *comm, const pccl_call_t *c, const pccl_sched_t *s) {
   pccl_call_run_t r;
   pccl_exec_lossy_t lossy;
   pccl_status_t st = exec_begin(comm, c, s, &r, &lossy);
   if (st != PCCL_OK) return st;
-  pccl_exec_watch_t watch = {comm->timeout, &comm->abort_flag, 0.0, pccl__request_idle};
+  pccl_exec_watch_t watch = {comm->timeout, &comm->abort_flag, 0.0, while_waiting};
   st = pccl_exec_run(&r.x, &watch);
   return exec_end(comm, c, &r, st, watch.waited);
 }
@@ -826,7 +850,7 @@ static pccl_status_t seg_failed(pccl_comm_t *comm, const pccl_call_t *c, pccl_ch
 /* Runs c, made into `call` (seg_call) for the node segment. */
 static pccl_status_t run_seg_call(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice,
                                   const pccl_seg_call_t *call) {
-  pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, pccl__request_idle};
+  pccl_seg_watch_t watch = {comm->timeout, &comm->abort_flag, while_waiting};
   char why[PCCL_ERROR_LEN - 64];
   int in_step;
   pccl_status_t st = pccl_seg_run(comm->seg, call, &watch, why, sizeof why, &in_step);

@@ -234,6 +234,7 @@ static int on_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
     }
   }
   PMPI_Comm_free_keyval(&keyval);
+  pccl_set_wait_hook(NULL, NULL); /* MPI is going */
   if (stats_mode) {
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -241,6 +242,19 @@ static int on_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
     if (stats_mode == 2 || rank == 0) pccl_ip_stats_print(rank, size);
   }
   return MPI_SUCCESS;
+}
+
+/* pccl's blocking collectives wait without a call into MPI (on the node
+ * segment, through shm), while the program's non-blocking calls left to
+ * MPI, which a peer may be waiting on, move only inside MPI calls: as
+ * MPI's own collectives' waits do, such a wait lets MPI move them now and
+ * then (pccl_set_wait_hook; the thread is inside the program's MPI call).
+ * Without it a rank in MPI_Allreduce on one communicator hung a peer
+ * waiting on their MPI_Iallreduce on another (tests/dropin). */
+static void let_mpi_move(void *arg) {
+  (void)arg;
+  int flag = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
 }
 
 /* Makes the keyval and the finalize hook once MPI is up; 0 while MPI is not
@@ -262,6 +276,7 @@ static int hooks(void) {
     int threads = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&threads);
     if (threads == MPI_THREAD_MULTIPLE) pccl_ip_gate_count_all();
+    pccl_set_wait_hook(let_mpi_move, NULL);
     atomic_store_explicit(&hooks_ready, 1, memory_order_release);
     ok = 1;
   }

@@ -19,6 +19,10 @@
  *      progress thread moves rank 0's part of them while it is away) and
  *      of HUGE elements (on 2 ranks a ring, not the segment: the thread
  *      moves it too, its messages going through shm at every size).
+ *   3. The reverse: an MPI_Iallreduce the drop-in leaves to MPI (small, on
+ *      a communicator it has not attached) outstanding while rank 0 sits in
+ *      an MPI_Allreduce pccl runs, which the others reach only after their
+ *      MPI_Wait: MPI must move rank 0's part meanwhile (a pccl wait hung).
  * Results are checked against sums computed here; prints a digest of them
  * (run_dropin.sh compares it with the run on MPI alone). Exits nonzero on
  * a mismatch; a hang is the test's timeout. */
@@ -133,6 +137,25 @@ static double fallback_between(int kind, int n) {
   return sum + ru;
 }
 
+static double mpi_left_behind(void) {
+  MPI_Comm fresh;
+  MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
+  double one = 1.0, all = 0.0, u = rank + 1.0, ru = 0.0;
+  MPI_Request r;
+  MPI_Iallreduce(&one, &all, 1, MPI_DOUBLE, MPI_SUM, fresh, &r);
+  if (rank == 0) {
+    MPI_Allreduce(&u, &ru, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Allreduce(&u, &ru, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  }
+  check("the all-reduce left to MPI", all, size);
+  check("the all-reduce pccl ran meanwhile", ru, size * (size + 1) / 2.0);
+  MPI_Comm_free(&fresh);
+  return all + ru;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -141,6 +164,7 @@ int main(int argc, char **argv) {
   for (int kind = SAME_COMM; kind < KINDS; kind++) d += fallback_between(kind, 1);
   for (int kind = SAME_COMM; kind < KINDS; kind++) d += fallback_between(kind, BIG);
   for (int kind = SAME_COMM; kind < KINDS; kind++) d += fallback_between(kind, HUGE);
+  d += mpi_left_behind();
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("test_nb_progress: %d ranks, %d failures, digest %016llx\n", size, all,
