@@ -69,19 +69,22 @@ static int on_segment(const pccl_ip_call_t *c, pccl_ip_call_id_t id, size_t byte
 }
 
 /* pccl_ip_start for the blocking call `id` or, with a request, its
- * non-blocking form, which is left to MPI when a NULL request (for MPI to
- * answer) or smaller than PCCL_MPI_NB_MIN, unless pccl runs it on the
- * node's segment: from its seg_min, on a communicator already attached
- * (a small call that attached one would wait for the peers, which MPI's
- * own never does). `bytes` is the call's size as every rank sees it
- * (SIZE_MAX where the ranks do not share it); only read when `why` is
+ * non-blocking form, which is pccl's only on a communicator already
+ * attached: attaching one is collective, and would wait for the peers
+ * where MPI's call returns at once (a rank that issues it, then waits in
+ * MPI_Recv for a peer that issues it only after its MPI_Send, hung). It
+ * is left to MPI when a NULL request (for MPI to answer) or smaller than
+ * PCCL_MPI_NB_MIN, unless pccl runs it on the node's segment (from its
+ * seg_min). `bytes` is the call's size as every rank sees it (SIZE_MAX
+ * where the ranks do not share it); only read when `why` is
  * PCCL_IP_TAKEN, the arguments then being valid. */
 static int start(pccl_ip_call_t *c, pccl_ip_call_id_t id, MPI_Comm comm, pccl_ip_reason_t why,
                  MPI_Request *req, size_t bytes) {
   if (req == BLOCKING) return pccl_ip_start(c, id, comm, why);
   pccl_ip_call_id_t as = (pccl_ip_call_id_t)(id + PCCL_IP_NBLOCKING);
   if (!req) why = PCCL_IP_INVALID;
-  if (why != PCCL_IP_TAKEN || !pccl_ip_nb_small(bytes)) return pccl_ip_start(c, as, comm, why);
+  if (why != PCCL_IP_TAKEN) return pccl_ip_start(c, as, comm, why);
+  if (!pccl_ip_nb_small(bytes)) return pccl_ip_start_attached(c, as, comm, PCCL_IP_FRESH);
   if (bytes < colls[id].seg_min || colls[id].seg_min == NEVER)
     return pccl_ip_start(c, as, comm, PCCL_IP_SMALL);
   if (!pccl_ip_start_attached(c, as, comm, PCCL_IP_SMALL)) return 0;

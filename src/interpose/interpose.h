@@ -63,7 +63,8 @@ typedef enum {
   X(DATATYPE, "datatype", "a reduction on a datatype pccl has not (derived, long double, complex, ...)") \
   X(OP, "op", "an op pccl has not (user-defined, MPI_REPLACE, MPI_NO_OP)")               \
   X(UNDEFINED, "undefined", "an op MPI does not define on the datatype (left to MPI to answer)") \
-  X(SMALL, "small", "a non-blocking call below PCCL_MPI_NB_MIN bytes that pccl would not run on the node's segment, or one whose size the ranks do not share (MPI_Igatherv, MPI_Iscatterv, MPI_Ialltoallv) while it is not 0")
+  X(SMALL, "small", "a non-blocking call below PCCL_MPI_NB_MIN bytes that pccl would not run on the node's segment, or one whose size the ranks do not share (MPI_Igatherv, MPI_Iscatterv, MPI_Ialltoallv) while it is not 0") \
+  X(FRESH, "fresh", "a non-blocking call on a communicator no blocking collective has brought to pccl yet (bringing it is collective, and would wait for the peers where MPI's call returns)")
 
 typedef enum {
 #define PCCL_IP_REASON_ENUM(id, key, text) PCCL_IP_##id,

@@ -284,38 +284,39 @@ static int hooks(void) {
   return ok;
 }
 
-/* Makes the pccl communicator of call->comm (collective: every rank of the
- * communicator comes here in the same call). Returns 1, or 0 as
- * pccl_ip_start does. */
-static int attach_new(pccl_ip_call_t *call, entry_t **out) {
+/* Makes the pccl communicator of `comm` and attaches it (collective: every
+ * rank of comm comes here at once): 1 with *out set, else 0 with the MPI
+ * error class in *cls and the reason in *why (an inter-communicator is
+ * attached with no pccl communicator). */
+static int attach(MPI_Comm comm, entry_t **out, int *cls, const char **why) {
   int inter = 0;
-  if (PMPI_Comm_test_inter(call->comm, &inter) != MPI_SUCCESS) {
-    count(call->id, PCCL_IP_INVALID);
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) {
+    *cls = MPI_ERR_COMM, *why = NULL;
     return 0;
   }
   entry_t *e = calloc(1, sizeof *e);
   if (!e) {
-    call->rc = pccl_ip_raise(call->comm, MPI_ERR_NO_MEM, "out of memory attaching a communicator");
+    *cls = MPI_ERR_NO_MEM, *why = "out of memory attaching a communicator";
     return 0;
   }
-  e->user = call->comm;
+  e->user = comm;
   if (!inter) {
     enter_pccl();
-    pccl_status_t st = pccl_comm_create_mpi(call->comm, &e->pc);
+    pccl_status_t st = pccl_comm_create_mpi(comm, &e->pc);
     if (st == PCCL_OK) pccl_comm_rank(e->pc, &e->rank), pccl_comm_size(e->pc, &e->size);
     leave_pccl();
     if (st != PCCL_OK) {
       free(e);
-      call->rc = pccl_ip_raise(call->comm, error_class(st), pccl_last_error(NULL));
+      *cls = error_class(st), *why = pccl_last_error(NULL);
       return 0;
     }
   }
-  if (PMPI_Comm_set_attr(call->comm, keyval, e) != MPI_SUCCESS) {
+  if (PMPI_Comm_set_attr(comm, keyval, e) != MPI_SUCCESS) {
     enter_pccl();
     pccl_comm_destroy(e->pc);
     leave_pccl();
     free(e);
-    call->rc = pccl_ip_raise(call->comm, MPI_ERR_INTERN, "cannot attach to the communicator");
+    *cls = MPI_ERR_INTERN, *why = "cannot attach to the communicator";
     return 0;
   }
   pthread_mutex_lock(&lock);
@@ -326,6 +327,46 @@ static int attach_new(pccl_ip_call_t *call, entry_t **out) {
   pthread_mutex_unlock(&lock);
   *out = e;
   return 1;
+}
+
+/* attach() for call->comm, inside a collective every rank makes: a failure
+ * goes through the communicator's error handler. Returns 1, or 0 as
+ * pccl_ip_start does. */
+static int attach_new(pccl_ip_call_t *call, entry_t **out) {
+  int cls = MPI_SUCCESS;
+  const char *why = NULL;
+  if (attach(call->comm, out, &cls, &why)) return 1;
+  if (why) call->rc = pccl_ip_raise(call->comm, cls, why);
+  else count(call->id, PCCL_IP_INVALID);
+  return 0;
+}
+
+/* MPI_COMM_WORLD is attached in MPI_Init, where every rank is anyway: a
+ * non-blocking call never attaches a communicator (collectives.c), so a
+ * program whose collectives on it are all non-blocking would otherwise
+ * never reach pccl. A failure is not raised here: the communicator stays
+ * unattached, and its first blocking collective tries again and raises it
+ * through the error handler the program set by then. (Open MPI's Fortran
+ * MPI_INIT calls PMPI_Init: Fortran programs attach it lazily.) */
+static void attach_world(void) {
+  pthread_once(&env_once, read_env);
+  if (!enabled || env_error[0] || !hooks()) return;
+  entry_t *e = NULL;
+  int cls = MPI_SUCCESS;
+  const char *why = NULL;
+  attach(MPI_COMM_WORLD, &e, &cls, &why);
+}
+
+PCCL_IP_API int MPI_Init(int *argc, char ***argv) {
+  int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) attach_world();
+  return rc;
+}
+
+PCCL_IP_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+  int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) attach_world();
+  return rc;
 }
 
 /* pccl_ip_start; with `attach` 0 a communicator not yet attached is not

@@ -1197,13 +1197,16 @@ static void test_nonblocking(void) {
   /* A communicator freed before its call completes, which MPI allows; Open
    * MPI 4.1.4's own MPI_Iallreduce then crashes in MPI_Wait (seen here), so
    * only the drop-in (--strict) is tried, at 2.4 MB (above the default
-   * PCCL_MPI_NB_MIN, below which the call would be MPI's). */
+   * PCCL_MPI_NB_MIN, below which the call would be MPI's), on a
+   * communicator a blocking call brought to pccl first (on a fresh one a
+   * non-blocking call is MPI's). */
   enum { BIG = 600000 };
   MPI_Comm dup;
   if (strict) {
     int *big = malloc(BIG * sizeof(int)), *sbig = malloc(BIG * sizeof(int));
     for (size_t i = 0; i < BIG; i++) sbig[i] = (rank + 1) * (int)(i % 7 + 1);
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Barrier(dup);
     check_rc("iallreduce on a freed communicator",
              MPI_Iallreduce(sbig, big, BIG, MPI_INT, MPI_SUM, dup, &q[0]));
     MPI_Comm_free(&dup);
@@ -1215,6 +1218,7 @@ static void test_nonblocking(void) {
      * issuing it, and the request is one MPI made complete, which MPI
      * frees like any other. */
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Barrier(dup);
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     memset(big, 0, BIG * sizeof(int));
     check_rc("iallreduce to free", MPI_Iallreduce(sbig, big, BIG, MPI_INT, MPI_SUM, dup, &q[0]));

@@ -23,6 +23,10 @@
  *      a communicator it has not attached) outstanding while rank 0 sits in
  *      an MPI_Allreduce pccl runs, which the others reach only after their
  *      MPI_Wait: MPI must move rank 0's part meanwhile (a pccl wait hung).
+ *   4. A 4 MB MPI_Iallreduce that rank 0 issues before an MPI_Send the
+ *      others receive before issuing theirs: issuing must not wait for the
+ *      peers. On MPI_COMM_WORLD (pccl's from MPI_Init) and on a fresh
+ *      communicator (MPI's: attaching it there would wait, and hung).
  * Results are checked against sums computed here; prints a digest of them
  * (run_dropin.sh compares it with the run on MPI alone). Exits nonzero on
  * a mismatch; a hang is the test's timeout. */
@@ -156,6 +160,28 @@ static double mpi_left_behind(void) {
   return all + ru;
 }
 
+static double issue_before_send(MPI_Comm c) {
+  enum { N = 512 * 1024 };
+  static double a[N], ra[N];
+  for (int i = 0; i < N; i++) a[i] = rank + 1.0 + i;
+  MPI_Request r;
+  int token = 5;
+  if (rank == 0) {
+    MPI_Iallreduce(a, ra, N, MPI_DOUBLE, MPI_SUM, c, &r);
+    for (int p = 1; p < size; p++) MPI_Send(&token, 1, MPI_INT, p, 11, MPI_COMM_WORLD);
+  } else {
+    MPI_Recv(&token, 1, MPI_INT, 0, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Iallreduce(a, ra, N, MPI_DOUBLE, MPI_SUM, c, &r);
+  }
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  double p = size, tri = p * (p + 1) / 2, sum = 0;
+  for (int i = 0; i < N; i++) {
+    if (ra[i] != tri + p * i) check("all-reduce issued before a send", ra[i], tri + p * i);
+    sum += ra[i];
+  }
+  return sum;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -165,6 +191,11 @@ int main(int argc, char **argv) {
   for (int kind = SAME_COMM; kind < KINDS; kind++) d += fallback_between(kind, BIG);
   for (int kind = SAME_COMM; kind < KINDS; kind++) d += fallback_between(kind, HUGE);
   d += mpi_left_behind();
+  d += issue_before_send(MPI_COMM_WORLD);
+  MPI_Comm fresh;
+  MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
+  d += issue_before_send(fresh);
+  MPI_Comm_free(&fresh);
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("test_nb_progress: %d ranks, %d failures, digest %016llx\n", size, all,
