@@ -272,8 +272,8 @@ PCCL_API pccl_status_t pccl_comm_algo_for(pccl_comm_t *comm, pccl_coll_t coll, s
                                           pccl_dtype_t dtype, int nonblocking, const char **name);
 
 /* A function pccl calls, on the calling thread, now and then while one of
- * its blocking collectives waits for peers (after about a thousand polls
- * without progress, then as often): for work of the program's own that
+ * its blocking collectives waits for peers (every 64 to 1024 polls without
+ * progress, depending on the path): for work of the program's own that
  * must move meanwhile because a peer may be waiting on it, such as MPI's
  * progress for the program's non-blocking MPI calls (the MPI drop-in sets
  * one). Process-wide; NULL removes it. Set it before collectives run:

@@ -876,10 +876,12 @@ static void *mirrored(const void *p, const pccl_device_range_t *r, int n) {
 }
 
 /* The segment's CPU copies cannot reach device memory, so a call on device
- * buffers runs there on a host mirror of them. Selection must not depend
- * on where a rank's buffers lie: ranks may differ (a rank with no data of
- * its own in a gatherv sees none of its buffers), and every rank must take
- * the same algorithm. In place, one range covers both buffers. */
+ * buffers runs there on a host mirror of them: selection must not depend
+ * on where a rank's buffers lie, since ranks may differ (a rank with no
+ * data of its own in a gatherv sees none of its buffers) and every rank
+ * must take the same algorithm. In place, one range covers both buffers.
+ * A rank that cannot mirror misses the round its peers take, so its
+ * communicator breaks as theirs will (at their timeout). */
 static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
   if (!c->device) return run_seg_host(comm, c, choice);
   uintptr_t s = (uintptr_t)c->sendbuf, v = (uintptr_t)c->recvbuf;
@@ -891,8 +893,9 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choic
     uintptr_t lo = s < v ? s : v, hi = s + sb > v + rb ? s + sb : v + rb;
     r[n++] = (pccl_device_range_t){(const void *)lo, hi - lo, 1, 1, NULL};
   } else {
-    /* these write every element of recvbuf; the others may leave some (a
-     * v-call's gaps, an exscan's rank 0, a root's own block) */
+    /* these write every element of recvbuf (checked on a GPU); the others
+     * are copied in: a v-call's gaps stay as they were, and the rest have
+     * not been run on a GPU without it */
     int whole = c->coll == PCCL_COLL_ALLGATHER || c->coll == PCCL_COLL_ALLREDUCE ||
                 c->coll == PCCL_COLL_REDUCE_SCATTER || c->coll == PCCL_COLL_ALLTOALL ||
                 c->coll == PCCL_COLL_SCAN;
@@ -900,7 +903,8 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choic
     if (rb) r[n++] = (pccl_device_range_t){c->recvbuf, rb, !whole, 1, NULL};
   }
   pccl_status_t st = pccl__device_mirror_in(comm, r, n);
-  if (st != PCCL_OK) return pccl__error(comm, st, api_of(c), "device buffers: %s", pccl__device_error());
+  if (st != PCCL_OK)
+    return seg_failed(comm, c, choice, st, pccl__device_error(), 0);
   pccl_call_t h = *c;
   h.sendbuf = mirrored(c->sendbuf, r, n), h.recvbuf = mirrored(c->recvbuf, r, n), h.device = 0;
   if ((st = run_seg_host(comm, &h, choice)) != PCCL_OK) return st;
@@ -1124,10 +1128,10 @@ static pccl_status_t begin_call(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run
 }
 
 int pccl__call_without_mpi(const pccl_comm_t *comm, const pccl_call_t *c) {
-  if (comm->check || c->device || c->lossy_call) return 0;
+  if (comm->check || c->device) return 0;
   return comm->size == 1 || c->count == 0 ||
          (comm->seg && c->chosen.algo && c->chosen.algo->generate == pccl_gen_seg) ||
-         (c->nonblocking && comm->nnodes == 1 && comm->route_nb.shm);
+         (c->nonblocking && comm->shm_all);
 }
 
 pccl_status_t pccl__call_prepost(pccl_comm_t *comm, pccl_call_t *c, pccl_call_run_t *r,

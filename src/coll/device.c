@@ -92,7 +92,10 @@ static void device_free(pccl_comm_t *comm);
 static pccl_status_t state_of(pccl_comm_t *comm, struct pccl_comm_device **out) {
   if (comm->device) return *out = comm->device, PCCL_OK;
   struct pccl_comm_device *d = calloc(1, sizeof(*d));
-  if (!d) return PCCL_ERR_NO_MEMORY;
+  if (!d) {
+    snprintf(t_error, sizeof t_error, "out of memory for the communicator's device state");
+    return PCCL_ERR_NO_MEMORY;
+  }
   pccl_status_t st = pccl__gpu_stream_create(&d->stream);
   if (st != PCCL_OK) return free(d), fail(st, "creating pccl's stream");
   d->stage.inner = &pccl_route_transport;
@@ -205,6 +208,8 @@ pccl_status_t pccl__device_mirror_out(pccl_comm_t *comm, const pccl_device_range
   for (int i = 0; i < n && st == PCCL_OK; i++)
     if (r[i].out && r[i].bytes) st = pccl__gpu_copy((void *)r[i].dev, r[i].host, r[i].bytes, d->stream);
   if (st == PCCL_OK) st = pccl__gpu_sync(d->stream);
+  /* a mirror past the scratch limit is not kept (PCCL_MAX_SCRATCH) */
+  if (d->mirror_bytes > comm->scratch_limit) mirror_free(d);
   return st == PCCL_OK ? st : fail(st, "copying the results to the device");
 }
 

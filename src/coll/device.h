@@ -30,7 +30,7 @@ const char *pccl__device_error(void);
  * `host` is set by pccl__device_mirror_in, which copies in the ranges
  * marked `in` (not one the call overwrites whole); pccl__device_mirror_out
  * copies back those marked `out`. The mirror is the communicator's, kept
- * for the next call. */
+ * for the next call unless it exceeds the communicator's scratch limit. */
 typedef struct {
   const void *dev;
   size_t bytes;

@@ -310,6 +310,10 @@ static pccl_status_t setup_transports(pccl_comm_t *c, int use_shm, int use_seg) 
     return st;
   }
   c->route.shm = c->route_nb.shm = c->shm;
+  /* a logical node (PCCL_RANKS_PER_NODE) may span machines: ask per peer */
+  c->shm_all = 1;
+  for (int p = 0; p < c->size; p++)
+    if (p != c->rank && !pccl_shm_tp_serves(c->shm, p)) c->shm_all = 0;
   snprintf(c->transport, sizeof c->transport, "%sshm in node (memcpy from peers' pccl_mem_alloc buffers, else cross-memory attach), mpi between nodes",
            c->seg ? "node segment, " : "");
   return PCCL_OK;

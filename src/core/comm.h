@@ -45,6 +45,7 @@ struct pccl_comm {
   pccl_shm_tp_t *shm;  /* NULL when no peer shares this node, or shm is off */
   pccl_route_t route;  /* what the executor uses: shm or MPI per peer */
   pccl_route_t route_nb; /* the same for non-blocking calls: shm at every size */
+  int shm_all;           /* shm serves every peer: route_nb makes no MPI call */
   pccl_seg_t *seg;     /* the node's shared segment (PCCL_SEG); NULL: none */
   size_t seg_bytes;    /* PCCL_SEG_BYTES */
   char seg_why[128];   /* why there is none */

@@ -71,9 +71,9 @@ static int on_segment(const pccl_ip_call_t *c, pccl_ip_call_id_t id, size_t byte
 /* pccl_ip_start for the blocking call `id` or, with a request, its
  * non-blocking form, which is pccl's only on a communicator already
  * attached: attaching one is collective, and would wait for the peers
- * where MPI's call returns at once (a rank that issues it, then waits in
- * MPI_Recv for a peer that issues it only after its MPI_Send, hung). It
- * is left to MPI when a NULL request (for MPI to answer) or smaller than
+ * where MPI's call returns at once (a peer may issue its call only after
+ * a message this rank sends after issuing its own). It is left to MPI
+ * when a NULL request (for MPI to answer) or smaller than
  * PCCL_MPI_NB_MIN, unless pccl runs it on the node's segment (from its
  * seg_min). `bytes` is the call's size as every rank sees it (SIZE_MAX
  * where the ranks do not share it); only read when `why` is

@@ -96,9 +96,10 @@ int pccl_ip_start(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
                   pccl_ip_reason_t reason);
 
 /* pccl_ip_start for a call pccl may take only on a communicator it has
- * attached already (by an earlier call: alike on every rank, which make
- * their collectives in the same order): on another, the call goes to MPI
- * for `reason` without attaching it, which would wait for the peers. */
+ * attached already (in MPI_Init, or by an earlier blocking collective:
+ * alike on every rank, which make their collectives in the same order): on
+ * another, the call goes to MPI for `reason` without attaching it, which
+ * would wait for the peers. */
 int pccl_ip_start_attached(pccl_ip_call_t *call, pccl_ip_call_id_t id, MPI_Comm comm,
                            pccl_ip_reason_t reason);
 

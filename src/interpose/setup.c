@@ -2,8 +2,9 @@
  * PCCL_MPI_STATS), the pccl communicator behind each MPI communicator, the
  * way each call takes, and errors reported through MPI's error handlers.
  *
- * A pccl communicator hangs on its MPI communicator as an attribute, made on
- * the first call pccl runs there and destroyed by the attribute's delete
+ * A pccl communicator hangs on its MPI communicator as an attribute, made in
+ * MPI_Init for MPI_COMM_WORLD, else by the first blocking collective pccl
+ * runs there, and destroyed by the attribute's delete
  * callback when the program frees the communicator. MPI_Finalize deletes
  * MPI_COMM_SELF's attributes first, while MPI still works; one of ours there
  * destroys what is left and prints the stats. That hook sees C, Fortran and
@@ -248,13 +249,13 @@ static int on_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
  * segment, through shm), while the program's non-blocking calls left to
  * MPI, which a peer may be waiting on, move only inside MPI calls: as
  * MPI's own collectives' waits do, such a wait lets MPI move them now and
- * then (pccl_set_wait_hook; the thread is inside the program's MPI call).
- * Without it a rank in MPI_Allreduce on one communicator hung a peer
- * waiting on their MPI_Iallreduce on another (tests/dropin). */
+ * then (pccl_set_wait_hook). Only on a thread inside the program's MPI
+ * call, which may call MPI at any thread level: pccl's own API, used
+ * directly (its engine's thread), is not the program's MPI call. */
 static void let_mpi_move(void *arg) {
   (void)arg;
   int flag = 0;
-  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+  if (depth > 0) PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
 }
 
 /* Makes the keyval and the finalize hook once MPI is up; 0 while MPI is not
@@ -344,17 +345,34 @@ static int attach_new(pccl_ip_call_t *call, entry_t **out) {
 /* MPI_COMM_WORLD is attached in MPI_Init, where every rank is anyway: a
  * non-blocking call never attaches a communicator (collectives.c), so a
  * program whose collectives on it are all non-blocking would otherwise
- * never reach pccl. A failure is not raised here: the communicator stays
- * unattached, and its first blocking collective tries again and raises it
- * through the error handler the program set by then. (Open MPI's Fortran
- * MPI_INIT calls PMPI_Init: Fortran programs attach it lazily.) */
+ * never reach pccl. The ranks first agree to try (PCCL_MPI and a
+ * well-formed environment on every rank), then on the outcome: a failure
+ * on every rank (a malformed PCCL_* variable) is not raised here, the
+ * first blocking collective tries again and raises it through the error
+ * handler the program set by then; a failure on some ranks only (out of
+ * memory) is raised at once, since the ranks would then take different
+ * ways. (Open MPI's and MPICH's Fortran MPI_INIT call PMPI_Init: Fortran
+ * programs attach it lazily.) */
 static void attach_world(void) {
   pthread_once(&env_once, read_env);
-  if (!enabled || env_error[0] || !hooks()) return;
+  int ok = enabled && !env_error[0] && hooks();
+  if (PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !ok)
+    return;
   entry_t *e = NULL;
-  int cls = MPI_SUCCESS;
+  int cls = MPI_SUCCESS, all = 0;
   const char *why = NULL;
-  attach(MPI_COMM_WORLD, &e, &cls, &why);
+  ok = attach(MPI_COMM_WORLD, &e, &cls, &why);
+  all = ok;
+  if (PMPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+    all = 0;
+  if (all || (!ok && !why)) return;
+  int any = ok;
+  PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any)
+    pccl_ip_raise(MPI_COMM_WORLD, ok ? MPI_ERR_OTHER : cls,
+                  ok ? "pccl: another rank could not attach MPI_COMM_WORLD in MPI_Init (its own "
+                       "error says why)"
+                     : why);
 }
 
 PCCL_IP_API int MPI_Init(int *argc, char ***argv) {
