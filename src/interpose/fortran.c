@@ -205,6 +205,20 @@ static void gather_f(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn,
    MPI_Fint *c, MPI_Fint *e)
 #define A_ROOTED (s, sn, st, r, rn, rt, root, c, e)
 
+/* MPI_INIT and MPI_INIT_THREAD: Open MPI's call PMPI_Init, past the C
+ * MPI_Init that attaches MPI_COMM_WORLD (setup.c). Its Fortran MPI_INIT
+ * passes no arguments on either. */
+static void init_f(MPI_Fint *ierr) { *ierr = MPI_Init(NULL, NULL); }
+
+static void init_thread_f(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
+  int got = MPI_THREAD_SINGLE;
+  *ierr = MPI_Init_thread(NULL, NULL, (int)*required, &got);
+  *provided = got;
+}
+
+F_ENTRY(MPI_INIT, mpi_init, init_f, (MPI_Fint * ierr), (ierr))
+F_ENTRY(MPI_INIT_THREAD, mpi_init_thread, init_thread_f,
+        (MPI_Fint * required, MPI_Fint * provided, MPI_Fint * ierr), (required, provided, ierr))
 F_ENTRY(MPI_ALLREDUCE, mpi_allreduce, allreduce_f, P_REDUCE, A_REDUCE)
 F_ENTRY(MPI_SCAN, mpi_scan, scan_f, P_REDUCE, A_REDUCE)
 F_ENTRY(MPI_EXSCAN, mpi_exscan, exscan_f, P_REDUCE, A_REDUCE)
