@@ -922,7 +922,14 @@ static pccl_status_t run_seg(pccl_comm_t *comm, const pccl_call_t *c, pccl_choic
 struct pccl_call_memo {
   unsigned gen;
   pccl_call_t call; /* validated */
+  size_t count;     /* the call's count as given (a v-call's validation sums the counts) */
   pccl_choice_t choice; /* algo NULL: the collective has none yet */
+  /* a v-call's arrays that validation read on this rank (v_read): their
+   * contents, since a caller may change them behind the same pointers
+   * (counts, then displs), then the blocks derived from them, which
+   * call.blocks points to; `arrays` 0 when none was read */
+  int arrays;
+  size_t *kept, kept_cap;
   /* the call as the node segment runs it (seg_call), prepared, for
    * repeat(); on_seg 0 when the choice is not the segment's, the
    * communicator has one rank, or the call is not a blocking one of the
@@ -937,33 +944,91 @@ static struct pccl_call_memo *memo_of(const pccl_comm_t *comm, pccl_coll_t coll)
   return comm->memo ? &comm->memo[coll] : NULL;
 }
 
+/* Whether validation reads a v-call's counts and displs on this rank: a
+ * gatherv's and scatterv's root, every rank of an all-gatherv and a
+ * reduce-scatterv (the all-to-allv's four arrays are not kept). */
+static int v_read(const pccl_comm_t *comm, const pccl_call_t *c) {
+  switch (c->coll) {
+  case PCCL_COLL_GATHERV:
+  case PCCL_COLL_SCATTERV: return comm->rank == c->root;
+  case PCCL_COLL_ALLGATHERV:
+  case PCCL_COLL_REDUCE_SCATTERV: return 1;
+  default: return 0;
+  }
+}
+
+/* Whether counts and displs are the arrays the memo kept, holding what
+ * they held then (p elements each; compared, not validated again: a
+ * small gatherv's root spent a fifth of its call validating them). */
+static int memo_arrays(const struct pccl_call_memo *m, size_t p, const size_t *counts,
+                       const size_t *displs) {
+  if (!m->arrays) return 1;
+  if (counts != m->call.counts || displs != m->call.displs) return 0;
+  /* a loop, not memcmp: a few ranks' worth, where a call of it cost more */
+  for (size_t i = 0; i < p; i++)
+    if (counts[i] != m->kept[i] || (displs && displs[i] != m->kept[p + i])) return 0;
+  return 1;
+}
+
 static int memo_hit(const pccl_comm_t *comm, pccl_call_t *c, pccl_choice_t *choice) {
   const struct pccl_call_memo *m = memo_of(comm, c->coll);
   if (!m || !m->choice.algo || m->gen != comm->config_gen || c->lossy_call || c->piece) return 0;
   const pccl_call_t *v = &m->call;
   if (v->coll != c->coll || v->api != c->api || v->sendbuf != c->sendbuf ||
-      v->recvbuf != c->recvbuf || v->count != c->count || v->dtype != c->dtype ||
+      v->recvbuf != c->recvbuf || m->count != c->count || v->dtype != c->dtype ||
       v->op != c->op || v->root != c->root || v->nonblocking != c->nonblocking ||
-      v->internal != c->internal)
+      v->internal != c->internal || !memo_arrays(m, (size_t)comm->size, c->counts, c->displs))
     return 0;
   *c = *v;
   *choice = m->choice;
   return 1;
 }
 
-static void memo_keep(pccl_comm_t *comm, const pccl_call_t *c, pccl_choice_t choice) {
-  /* an all-gatherv's counts may change behind the same pointer */
-  if (c->lossy_call || c->piece || c->device || c->counts || c->count == 0 || c->refused ||
-      !pccl__device_none())
+/* Keeps what validation read of a v-call's arrays and derived from them
+ * in m (m->call is c); 0 when out of memory. */
+static int memo_keep_arrays(struct pccl_call_memo *m, size_t p, const pccl_call_t *c) {
+  size_t need = 2 * p + c->nblocks;
+  if (need > m->kept_cap) {
+    size_t *k = realloc(m->kept, need * sizeof *k);
+    if (!k) return 0;
+    m->kept = k, m->kept_cap = need;
+  }
+  memcpy(m->kept, c->counts, p * sizeof *m->kept);
+  if (c->displs) memcpy(m->kept + p, c->displs, p * sizeof *m->kept);
+  memcpy(m->kept + 2 * p, c->blocks, c->nblocks * sizeof *m->kept);
+  m->call.blocks = m->kept + 2 * p;
+  m->arrays = 1;
+  return 1;
+}
+
+void pccl__memo_free(pccl_comm_t *comm) {
+  for (int i = 0; comm->memo && i < PCCL_COLL_COUNT; i++) free(comm->memo[i].kept);
+  free(comm->memo);
+  comm->memo = NULL;
+}
+
+/* `count`: c's as given. */
+static void memo_keep(pccl_comm_t *comm, const pccl_call_t *c, size_t count, pccl_choice_t choice) {
+  int arrays = v_read(comm, c);
+  /* a v-call validated into the collective of equal blocks, an
+   * all-to-allv; or a non-blocking v-call, whose blocks must not be
+   * replaced under it by a later call's */
+  if (c->lossy_call || c->piece || c->device || (c->counts && !arrays && !infos[c->coll].own_counts) ||
+      c->coll == PCCL_COLL_ALLTOALLV || (arrays && c->nonblocking) ||
+      (c->count == 0 && !infos[c->coll].own_counts) || c->refused || !pccl__device_none())
     return;
   if (!comm->memo && !(comm->memo = calloc(PCCL_COLL_COUNT, sizeof *comm->memo))) return;
   struct pccl_call_memo *m = &comm->memo[c->coll];
-  *m = (struct pccl_call_memo){.gen = comm->config_gen, .call = *c, .choice = choice};
+  size_t *kept = m->kept, kept_cap = m->kept_cap;
+  *m = (struct pccl_call_memo){.gen = comm->config_gen, .call = *c, .count = count,
+                               .kept = kept, .kept_cap = kept_cap};
+  if (arrays && !memo_keep_arrays(m, (size_t)comm->size, c)) return;
+  m->choice = choice; /* kept: memo_hit takes it from here */
   /* only repeat() runs it: blocking calls of the caller's own */
   if (choice.algo->generate != pccl_gen_seg || comm->size == 1 || c->nonblocking || c->internal)
     return;
   /* a call the segment refuses gets seg_call's error when it runs */
-  if (seg_call(comm, c, choice, &m->seg, 1) != PCCL_OK) return;
+  if (seg_call(comm, &m->call, choice, &m->seg, 1) != PCCL_OK) return;
   pccl_seg_prepare(comm->seg, &m->seg);
   m->on_seg = 1;
 }
@@ -993,6 +1058,7 @@ static pccl_status_t prepare(pccl_comm_t *comm, pccl_call_t *c, int checked, pcc
   const char *api = api_of(c);
   pccl_status_t st = PCCL_OK;
   pccl_choice_t chosen = c->chosen; /* the memo's call may have another */
+  size_t count = c->count;
   *choice = (pccl_choice_t){NULL, 0};
   if (!memo_hit(comm, c, choice)) {
     st = validate(comm, comm->rank, comm->size, c);
@@ -1006,7 +1072,7 @@ static pccl_status_t prepare(pccl_comm_t *comm, pccl_call_t *c, int checked, pcc
         st = pccl__error(comm, PCCL_ERR_CONFIG, api, "PCCL_ALGO excludes every algorithm of %s",
                          pccl_coll_name(c->coll));
       else
-        memo_keep(comm, c, *choice);
+        memo_keep(comm, c, count, *choice);
     }
   }
   if (chosen.algo && st == PCCL_OK) *choice = chosen;
@@ -1255,8 +1321,8 @@ static pccl_status_t usable_comm(pccl_comm_t *comm, const char *api) {
  * of an 8-byte all-reduce went from 100.6 to 39.5 ns (pccl-callcost,
  * docs/results/repeat). Returns 0 when the call must take the long way. */
 static int repeat(pccl_comm_t *comm, pccl_coll_t coll, const char *api, const void *sendbuf,
-                  void *recvbuf, size_t count, pccl_dtype_t dtype, pccl_op_t op, int root,
-                  pccl_status_t *st) {
+                  void *recvbuf, size_t count, const size_t *counts, const size_t *displs,
+                  pccl_dtype_t dtype, pccl_op_t op, int root, pccl_status_t *st) {
   if (!pccl__comm_live(comm) || comm->nb_head || comm->check || comm->broken != PCCL_OK ||
       atomic_load_explicit(&comm->abort_flag, memory_order_relaxed))
     return 0;
@@ -1265,8 +1331,9 @@ static int repeat(pccl_comm_t *comm, pccl_coll_t coll, const char *api, const vo
       m->choice.algo->generate != pccl_gen_seg)
     return 0;
   const pccl_call_t *v = &m->call;
-  if (v->api != api || v->sendbuf != sendbuf || v->recvbuf != recvbuf || v->count != count ||
-      v->dtype != dtype || v->op != op || v->root != root || v->nonblocking || v->internal)
+  if (v->api != api || v->sendbuf != sendbuf || v->recvbuf != recvbuf || m->count != count ||
+      v->dtype != dtype || v->op != op || v->root != root || v->nonblocking || v->internal ||
+      !memo_arrays(m, (size_t)comm->size, counts, displs))
     return 0;
   pccl__error_clear(comm);
   note_choice(comm, m->choice);
@@ -1401,7 +1468,7 @@ pccl_status_t pccl_iallgather(const void *sendbuf, void *recvbuf, size_t count, 
 pccl_status_t pccl_allgather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              pccl_comm_t *comm) {
   pccl_status_t st;
-  if (repeat(comm, PCCL_COLL_ALLGATHER, NULL, sendbuf, recvbuf, count, dtype, 0, 0, &st)) return st;
+  if (repeat(comm, PCCL_COLL_ALLGATHER, NULL, sendbuf, recvbuf, count, NULL, NULL, dtype, 0, 0, &st)) return st;
   return pccl_iallgather(sendbuf, recvbuf, count, dtype, comm, BLOCKING);
 }
 
@@ -1416,7 +1483,7 @@ pccl_status_t pccl_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t co
 pccl_status_t pccl_reduce_scatter(const void *sendbuf, void *recvbuf, size_t count,
                                   pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm) {
   pccl_status_t st;
-  if (repeat(comm, PCCL_COLL_REDUCE_SCATTER, NULL, sendbuf, recvbuf, count, dtype, op, 0, &st)) return st;
+  if (repeat(comm, PCCL_COLL_REDUCE_SCATTER, NULL, sendbuf, recvbuf, count, NULL, NULL, dtype, op, 0, &st)) return st;
   return pccl_ireduce_scatter(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
 }
 
@@ -1430,7 +1497,7 @@ pccl_status_t pccl_iallreduce(const void *sendbuf, void *recvbuf, size_t count, 
 pccl_status_t pccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              pccl_op_t op, pccl_comm_t *comm) {
   pccl_status_t st;
-  if (repeat(comm, PCCL_COLL_ALLREDUCE, NULL, sendbuf, recvbuf, count, dtype, op, 0, &st)) return st;
+  if (repeat(comm, PCCL_COLL_ALLREDUCE, NULL, sendbuf, recvbuf, count, NULL, NULL, dtype, op, 0, &st)) return st;
   return pccl_iallreduce(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
 }
 
@@ -1444,7 +1511,7 @@ pccl_status_t pccl_iscan(const void *sendbuf, void *recvbuf, size_t count, pccl_
 pccl_status_t pccl_scan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                         pccl_op_t op, pccl_comm_t *comm) {
   pccl_status_t st;
-  if (repeat(comm, PCCL_COLL_SCAN, NULL, sendbuf, recvbuf, count, dtype, op, 0, &st)) return st;
+  if (repeat(comm, PCCL_COLL_SCAN, NULL, sendbuf, recvbuf, count, NULL, NULL, dtype, op, 0, &st)) return st;
   return pccl_iscan(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
 }
 
@@ -1458,7 +1525,7 @@ pccl_status_t pccl_iexscan(const void *sendbuf, void *recvbuf, size_t count, pcc
 pccl_status_t pccl_exscan(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                           pccl_op_t op, pccl_comm_t *comm) {
   pccl_status_t st;
-  if (repeat(comm, PCCL_COLL_EXSCAN, NULL, sendbuf, recvbuf, count, dtype, op, 0, &st)) return st;
+  if (repeat(comm, PCCL_COLL_EXSCAN, NULL, sendbuf, recvbuf, count, NULL, NULL, dtype, op, 0, &st)) return st;
   return pccl_iexscan(sendbuf, recvbuf, count, dtype, op, comm, BLOCKING);
 }
 
@@ -1472,6 +1539,10 @@ pccl_status_t pccl_iallgatherv(const void *sendbuf, void *recvbuf, const size_t 
 
 pccl_status_t pccl_allgatherv(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
                               const size_t *displs, pccl_dtype_t dtype, pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_ALLGATHERV, NULL, sendbuf, recvbuf, 0, recvcounts, displs, dtype, 0, 0,
+             &st))
+    return st;
   return pccl_iallgatherv(sendbuf, recvbuf, recvcounts, displs, dtype, comm, BLOCKING);
 }
 
@@ -1485,6 +1556,10 @@ pccl_status_t pccl_ireduce_scatterv(const void *sendbuf, void *recvbuf, const si
 
 pccl_status_t pccl_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
                                    pccl_dtype_t dtype, pccl_op_t op, pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_REDUCE_SCATTERV, NULL, sendbuf, recvbuf, 0, recvcounts, NULL, dtype, op,
+             0, &st))
+    return st;
   return pccl_ireduce_scatterv(sendbuf, recvbuf, recvcounts, dtype, op, comm, BLOCKING);
 }
 
@@ -1500,6 +1575,10 @@ pccl_status_t pccl_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf
 pccl_status_t pccl_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
                            const size_t *recvcounts, const size_t *displs, pccl_dtype_t dtype,
                            int root, pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_GATHERV, NULL, sendbuf, recvbuf, sendcount, recvcounts, displs, dtype,
+             0, root, &st))
+    return st;
   return pccl_igatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, root, comm,
                        BLOCKING);
 }
@@ -1516,6 +1595,10 @@ pccl_status_t pccl_iscatterv(const void *sendbuf, const size_t *sendcounts, cons
 pccl_status_t pccl_scatterv(const void *sendbuf, const size_t *sendcounts, const size_t *displs,
                             void *recvbuf, size_t recvcount, pccl_dtype_t dtype, int root,
                             pccl_comm_t *comm) {
+  pccl_status_t st;
+  if (repeat(comm, PCCL_COLL_SCATTERV, NULL, sendbuf, recvbuf, recvcount, sendcounts, displs, dtype,
+             0, root, &st))
+    return st;
   return pccl_iscatterv(sendbuf, sendcounts, displs, recvbuf, recvcount, dtype, root, comm,
                         BLOCKING);
 }
@@ -1561,7 +1644,7 @@ pccl_status_t pccl_ibroadcast(const void *sendbuf, void *recvbuf, size_t count, 
 pccl_status_t pccl_broadcast(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                              int root, pccl_comm_t *comm) {
   pccl_status_t st;
-  if (repeat(comm, PCCL_COLL_BROADCAST, NULL, sendbuf, recvbuf, count, dtype, 0, root, &st)) return st;
+  if (repeat(comm, PCCL_COLL_BROADCAST, NULL, sendbuf, recvbuf, count, NULL, NULL, dtype, 0, root, &st)) return st;
   return pccl_ibroadcast(sendbuf, recvbuf, count, dtype, root, comm, BLOCKING);
 }
 
@@ -1575,7 +1658,7 @@ pccl_status_t pccl_ireduce(const void *sendbuf, void *recvbuf, size_t count, pcc
 pccl_status_t pccl_reduce(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                           pccl_op_t op, int root, pccl_comm_t *comm) {
   pccl_status_t st;
-  if (repeat(comm, PCCL_COLL_REDUCE, NULL, sendbuf, recvbuf, count, dtype, op, root, &st)) return st;
+  if (repeat(comm, PCCL_COLL_REDUCE, NULL, sendbuf, recvbuf, count, NULL, NULL, dtype, op, root, &st)) return st;
   return pccl_ireduce(sendbuf, recvbuf, count, dtype, op, root, comm, BLOCKING);
 }
 
@@ -1589,7 +1672,7 @@ pccl_status_t pccl_iscatter(const void *sendbuf, void *recvbuf, size_t count, pc
 pccl_status_t pccl_scatter(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                            int root, pccl_comm_t *comm) {
   pccl_status_t st;
-  if (repeat(comm, PCCL_COLL_SCATTER, NULL, sendbuf, recvbuf, count, dtype, 0, root, &st)) return st;
+  if (repeat(comm, PCCL_COLL_SCATTER, NULL, sendbuf, recvbuf, count, NULL, NULL, dtype, 0, root, &st)) return st;
   return pccl_iscatter(sendbuf, recvbuf, count, dtype, root, comm, BLOCKING);
 }
 
@@ -1603,7 +1686,7 @@ pccl_status_t pccl_igather(const void *sendbuf, void *recvbuf, size_t count, pcc
 pccl_status_t pccl_gather(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                           int root, pccl_comm_t *comm) {
   pccl_status_t st;
-  if (repeat(comm, PCCL_COLL_GATHER, NULL, sendbuf, recvbuf, count, dtype, 0, root, &st)) return st;
+  if (repeat(comm, PCCL_COLL_GATHER, NULL, sendbuf, recvbuf, count, NULL, NULL, dtype, 0, root, &st)) return st;
   return pccl_igather(sendbuf, recvbuf, count, dtype, root, comm, BLOCKING);
 }
 
@@ -1617,7 +1700,7 @@ pccl_status_t pccl_ialltoall(const void *sendbuf, void *recvbuf, size_t count, p
 pccl_status_t pccl_alltoall(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,
                             pccl_comm_t *comm) {
   pccl_status_t st;
-  if (repeat(comm, PCCL_COLL_ALLTOALL, NULL, sendbuf, recvbuf, count, dtype, 0, 0, &st)) return st;
+  if (repeat(comm, PCCL_COLL_ALLTOALL, NULL, sendbuf, recvbuf, count, NULL, NULL, dtype, 0, 0, &st)) return st;
   return pccl_ialltoall(sendbuf, recvbuf, count, dtype, comm, BLOCKING);
 }
 

@@ -556,7 +556,7 @@ pccl_status_t pccl_comm_destroy(pccl_comm_t *comm) {
   pccl_topo_free(&comm->topo);
   pccl_tune_free(&comm->tune);
   free(comm->sel);
-  free(comm->memo);
+  pccl__memo_free(comm);
   free(comm->vblocks);
   int finalized = 0;
   MPI_Finalized(&finalized);

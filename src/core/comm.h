@@ -89,6 +89,9 @@ struct pccl_comm {
 /* Frees the scratch buffer, whichever allocator it came from. */
 void pccl__comm_free_tmp(pccl_comm_t *comm);
 
+/* Frees the call memos and the arrays they keep (coll/coll.c). */
+void pccl__memo_free(pccl_comm_t *comm);
+
 /* Whether `comm` is a live communicator (created and not yet destroyed). */
 int pccl__comm_live(const pccl_comm_t *comm);
 

@@ -16,7 +16,8 @@
  * counts of the same patterns, both sides packed or placed apart, in
  * place or not; then their argument errors (a rank that sees none fails
  * too, so that no rank is left waiting) and, with --mismatch, a rank
- * whose block differs from the root's count.
+ * whose block differs from the root's count. And calls repeated on the
+ * same arrays whose contents change between them.
  *   mpiexec -n N test_vcolls [--mismatch] */
 #include <mpi.h>
 #include <stdint.h>
@@ -299,6 +300,79 @@ static void one_rs(pccl_comm_t *comm, rs_pair_t k, int pattern, size_t base, int
   if (bad != SIZE_MAX) snprintf(what + strlen(what), sizeof what - strlen(what), ": element %zu", bad);
   expect(bad == SIZE_MAX, what);
   free(send), free(recv);
+}
+
+/* ---- repeats on the same arrays ---- */
+
+/* A loop that calls again with the same arrays and buffers, changing the
+ * counts or displacements inside the arrays between calls: pccl keeps what
+ * it derived from the last call's arrays (coll.c's memo) and must see the
+ * change. Step 0 and its repeat 1 (new data), 2 new counts, 3 new places;
+ * every collective that takes arrays, rooted at rank 0, int8 moved and
+ * int32 summed, each result against the reference computed here. */
+static int32_t rep_value(int r, size_t i, int step) { return (int32_t)(r * 1000 + (int)i * 3 + step); }
+
+static void repeats(pccl_comm_t *comm) {
+  static size_t count[64], place[64]; /* one address for every call */
+  size_t cap = 64 * 9 * 4 + 64 * 4; /* elements: pattern 1's largest block, gaps */
+  uint8_t *many = malloc(cap), *one = malloc(cap);
+  int32_t *sums = malloc(cap * sizeof *sums), *block = malloc(cap * sizeof *block);
+  for (int step = 0; step < 4; step++) {
+    layout_t l = {count, place, 0, 0};
+    make(&l, step < 2 ? 0 : 1, 4, step < 3 ? 1 : 2);
+    size_t mine = count[g_rank], total = 0;
+    for (int r = 0; r < g_size; r++) total += count[r];
+    char what[120];
+    for (int k = 0; k < 3; k++) { /* allgatherv, gatherv, scatterv */
+      int at_root = k == 0 || g_rank == 0;
+      memset(many, FILL, cap);
+      memset(one, FILL, cap);
+      for (int r = 0; r < g_size; r++)
+        for (size_t i = 0; i < count[r]; i++) {
+          if (k == 2 && g_rank == 0) many[place[r] + i] = byte_of(r + 7 * step, i, 0);
+          if (k < 2 && r == g_rank) one[i] = byte_of(r + 7 * step, i, 0);
+        }
+      pccl_status_t st =
+          k == 0 ? pccl_allgatherv(one, many, count, place, PCCL_INT8, comm)
+          : k == 1 ? pccl_gatherv(one, mine, many, count, place, PCCL_INT8, 0, comm)
+                   : pccl_scatterv(many, count, place, one, mine, PCCL_INT8, 0, comm);
+      snprintf(what, sizeof what, "repeat step %d of %s: %s (%s)", step,
+               k == 0 ? "allgatherv" : k == 1 ? "gatherv" : "scatterv", pccl_status_string(st),
+               st == PCCL_OK ? pccl_comm_last_algo(comm) : pccl_last_error(comm));
+      expect(st == PCCL_OK, what);
+      int bad = 0;
+      if (k < 2 && at_root)
+        for (size_t i = 0; i < l.extent + 1; i++) {
+          int owner = -1;
+          for (int r = 0; r < g_size; r++)
+            if (i >= place[r] && i < place[r] + count[r]) owner = r;
+          bad |= many[i] != (owner < 0 ? FILL : byte_of(owner + 7 * step, i - place[owner], 0));
+        }
+      if (k == 2)
+        for (size_t i = 0; i <= mine; i++)
+          bad |= one[i] != (i == mine ? FILL : byte_of(g_rank + 7 * step, i, 0));
+      expect(!bad, what);
+    }
+    size_t at = 0; /* reduce-scatterv: this rank's block of the sums, packed */
+    for (int r = 0; r < g_rank; r++) at += count[r];
+    for (size_t i = 0; i < total; i++) sums[i] = rep_value(g_rank, i, step);
+    memset(block, FILL, (mine + 1) * sizeof *block);
+    pccl_status_t st = pccl_reduce_scatterv(sums, block, count, PCCL_INT32, PCCL_SUM, comm);
+    snprintf(what, sizeof what, "repeat step %d of reduce_scatterv: %s (%s)", step,
+             pccl_status_string(st), st == PCCL_OK ? pccl_comm_last_algo(comm) : pccl_last_error(comm));
+    expect(st == PCCL_OK, what);
+    int bad = 0;
+    for (size_t i = 0; i < mine; i++) {
+      int64_t want = 0;
+      for (int r = 0; r < g_size; r++) want += rep_value(r, at + i, step);
+      bad |= block[i] != (int32_t)want;
+    }
+    uint8_t past[sizeof *block];
+    memcpy(past, block + mine, sizeof past);
+    for (size_t b = 0; b < sizeof past; b++) bad |= past[b] != FILL;
+    expect(!bad, what);
+  }
+  free(many), free(one), free(sums), free(block);
 }
 
 /* The reduce-scatterv's argument errors (counts: 2 per rank, 3 on the last,
@@ -600,6 +674,7 @@ int main(int argc, char **argv) {
     one_a2a(comm, PCCL_INT32, 2, 40000, 2, 1); /* in place, blocks past the swap's 64 KiB */
     /* ... and past 16 of its pieces, the shm transport's slots per peer */
     if (g_size <= 4) one_a2a(comm, PCCL_INT32, 0, 70000, 1, 1);
+    repeats(comm);
     errors(comm);
     rooted_errors(comm, 0);
     rooted_errors(comm, 1);
