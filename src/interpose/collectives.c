@@ -6,6 +6,7 @@
  * convention for that collective. A non-blocking call's copies and arrays
  * live in its op_t until pccl has finished it (nonblocking.c). */
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,8 +314,8 @@ static const again_t *again(again_kind_t k, MPI_Comm comm, const void *sendbuf, 
   return pccl_ip_again(&a->c) ? a : NULL;
 }
 
-static int again_end(const again_t *a, pccl_status_t st) {
-  pccl_ip_call_t c = a->c;
+static int again_end(const pccl_ip_call_t *kept, pccl_status_t st) {
+  pccl_ip_call_t c = *kept;
   return pccl_ip_finish(&c, st, MPI_SUCCESS, copy_what);
 }
 
@@ -325,6 +326,100 @@ static void again_keep(again_kind_t k, const op_t *o, pccl_status_t st, const vo
                        pccl_dtype_t pd, pccl_op_t po, size_t bytes) {
   if (o->nb || st != PCCL_OK || o->b.rc != MPI_SUCCESS || o->c.copied) return;
   agains[k] = (again_t){1, o->c, sendbuf, recvbuf, count, root, dt, op, pd, po, bytes};
+}
+
+/* ---- a repeated gatherv's or scatterv's short way ---- */
+
+/* The same for the last MPI_Gatherv and MPI_Scatterv on this thread that
+ * pccl ran on the user's own buffers, on up to VAGAIN_RANKS ranks: a
+ * repeat with the same arguments, whose arrays at the root hold the same
+ * counts and displacements (compared, since a program may change them
+ * behind the same pointers), takes the bytes and offsets v_open derived
+ * (2 ranks, 8 bytes, callgrind: the wrapper cost about 950 instructions a
+ * call at the root, as much as Open MPI's whole call). Kept on the heap
+ * (3 KB a thread), not in initial-exec TLS, whose space is small; freed
+ * when the thread exits. */
+enum { VAGAIN_GATHERV, VAGAIN_SCATTERV, VAGAIN_KINDS, VAGAIN_RANKS = 64 };
+
+typedef struct {
+  int valid, at_root;
+  pccl_ip_call_t c;
+  /* the MPI call's buffer of this rank's block, and (at the root) of a
+   * block per rank */
+  const void *one;
+  int one_count, root;
+  MPI_Datatype one_type, many_type;
+  const void *many;
+  const int *counts, *displs;
+  int ucounts[VAGAIN_RANKS], udispls[VAGAIN_RANKS];
+  /* what they mapped to: pccl's buffer of one block and its bytes, and
+   * (at the root) the v-side's base, byte counts and offsets */
+  void *pone;
+  size_t pone_len;
+  char *base;
+  size_t count[VAGAIN_RANKS], at[VAGAIN_RANKS];
+} vagain_t;
+
+static _Thread_local vagain_t *vagains __attribute__((tls_model("initial-exec")));
+static pthread_key_t vagain_key; /* frees a thread's table when it exits */
+static int vagain_key_made;
+static pthread_once_t vagain_once = PTHREAD_ONCE_INIT;
+
+static void vagain_key_make(void) { vagain_key_made = pthread_key_create(&vagain_key, free) == 0; }
+
+/* This thread's kept calls, allocated on first use; NULL when out of memory. */
+static vagain_t *vagain_table(void) {
+  if (vagains) return vagains;
+  pthread_once(&vagain_once, vagain_key_make);
+  if (!vagain_key_made) return NULL;
+  vagain_t *t = calloc(VAGAIN_KINDS, sizeof *t);
+  if (t && pthread_setspecific(vagain_key, t) != 0) free(t), t = NULL;
+  return vagains = t;
+}
+
+/* The kept call of kind k if this is its repeat (the caller is then inside
+ * pccl, to leave by again_end), else NULL. */
+static const vagain_t *vagain(int k, MPI_Comm comm, const void *one, int one_count,
+                              MPI_Datatype one_type, const void *many, const int counts[],
+                              const int displs[], MPI_Datatype many_type, int root) {
+  const vagain_t *a = vagains ? &vagains[k] : NULL;
+  if (!a || !a->valid || a->c.comm != comm || a->root != root || a->one != one ||
+      a->one_count != one_count || a->one_type != one_type)
+    return NULL;
+  if (a->at_root) {
+    if (a->many != many || a->many_type != many_type || a->counts != counts ||
+        a->displs != displs)
+      return NULL;
+    /* a loop, not memcmp: a few ranks' worth, where a call of it cost more */
+    for (int i = 0; i < a->c.size; i++)
+      if (counts[i] != a->ucounts[i] || displs[i] != a->udispls[i]) return NULL;
+  }
+  return pccl_ip_again(&a->c) ? a : NULL;
+}
+
+/* Keeps a blocking gatherv or scatterv that pccl ran on the user's own
+ * buffers (`v`: the root's side of a block per rank, else NULL; `pone`,
+ * `pone_len`: what pccl got as the buffer of one block). */
+static void vagain_keep(int k, const op_t *o, pccl_status_t st, const void *one, int one_count,
+                        MPI_Datatype one_type, const void *many, const int counts[],
+                        const int displs[], MPI_Datatype many_type, int root, const vside_t *v,
+                        const void *pone, size_t pone_len) {
+  if (o->nb || st != PCCL_OK || o->b.rc != MPI_SUCCESS || o->c.copied ||
+      o->c.size > VAGAIN_RANKS || !vagain_table())
+    return;
+  vagain_t *a = &vagains[k];
+  a->valid = 0;
+  if (!pccl_ip_plain(one_type) || (v && !pccl_ip_plain(many_type))) return;
+  size_t n = (size_t)o->c.size;
+  *a = (vagain_t){.valid = 1, .at_root = v != NULL, .c = o->c, .one = one, .one_count = one_count,
+                  .root = root, .one_type = one_type, .pone = (void *)pone, .pone_len = pone_len};
+  if (!v) return;
+  a->many = many, a->many_type = many_type, a->counts = counts, a->displs = displs;
+  a->base = v->base;
+  memcpy(a->ucounts, counts, n * sizeof *counts);
+  memcpy(a->udispls, displs, n * sizeof *displs);
+  memcpy(a->count, v->count, n * sizeof *a->count);
+  memcpy(a->at, v->at, n * sizeof *a->at);
 }
 
 /* A call whose send and receive sides disagree in size (an erroneous
@@ -368,8 +463,8 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
                          ? again(AGAIN_ALLREDUCE, comm, sendbuf, recvbuf, count, dt, op, 0)
                          : NULL;
   if (a)
-    return again_end(a, pccl_allreduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf,
-                                       (size_t)count, a->pd, a->po, a->c.pc));
+    return again_end(&a->c, pccl_allreduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf,
+                                           (size_t)count, a->pd, a->po, a->c.pc));
   pccl_ip_call_t c;
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
@@ -555,9 +650,9 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
   const again_t *a =
       req == BLOCKING ? again(AGAIN_REDUCE, comm, sendbuf, recvbuf, count, dt, op, root) : NULL;
   if (a)
-    return again_end(a, pccl_reduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
-                                    a->c.rank == root ? recvbuf : NULL, (size_t)count, a->pd,
-                                    a->po, root, a->c.pc));
+    return again_end(&a->c, pccl_reduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
+                                        a->c.rank == root ? recvbuf : NULL, (size_t)count, a->pd,
+                                        a->po, root, a->c.pc));
   pccl_ip_call_t c;
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
@@ -585,7 +680,8 @@ static int bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm co
                  MPI_Request *req) {
   const again_t *a =
       req == BLOCKING ? again(AGAIN_BCAST, comm, NULL, buffer, count, dt, MPI_OP_NULL, root) : NULL;
-  if (a) return again_end(a, pccl_broadcast(buffer, buffer, a->bytes, PCCL_UINT8, root, a->c.pc));
+  if (a)
+    return again_end(&a->c, pccl_broadcast(buffer, buffer, a->bytes, PCCL_UINT8, root, a->c.pc));
   pccl_ip_call_t c;
   if (!start(&c, PCCL_IP_BCAST, comm, move_reason(count, dt, 0, dt), req,
              NB_BYTES(req, pccl_ip_bytes((size_t)count, dt))))
@@ -911,10 +1007,15 @@ static int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (at_root) v_open(o, v, 1, recvbuf, recvcounts, displs, recvtype, inplace ? root : LOAD_NONE);
   bufs_open(o, inplace ? NULL : sendbuf, (size_t)sendcount, sendtype, NULL, 0, sendtype, 0, 1);
   pccl_status_t st = PCCL_OK;
-  if (o->b.rc == MPI_SUCCESS)
-    st = ISSUE(o, gatherv, inplace ? v->base + v->at[root] : o->b.send.bytes,
-               inplace ? v->count[root] : o->b.send.len, v->base, v->count, v->at, PCCL_UINT8,
-               root, o->c.pc);
+  void *one = NULL;
+  size_t one_len = 0;
+  if (o->b.rc == MPI_SUCCESS) {
+    one = inplace ? v->base + v->at[root] : o->b.send.bytes;
+    one_len = inplace ? v->count[root] : o->b.send.len;
+    st = ISSUE(o, gatherv, one, one_len, v->base, v->count, v->at, PCCL_UINT8, root, o->c.pc);
+  }
+  vagain_keep(VAGAIN_GATHERV, o, st, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+              recvtype, root, at_root ? v : NULL, one, one_len);
   return op_issued(o, st, req);
 }
 
@@ -944,10 +1045,17 @@ static int scatterv(const void *sendbuf, const int sendcounts[], const int displ
   o->store = !inplace;
   bufs_open(o, NULL, 0, recvtype, inplace ? NULL : recvbuf, (size_t)recvcount, recvtype, 0, 1);
   pccl_status_t st = PCCL_OK;
-  if (o->b.rc == MPI_SUCCESS)
-    st = ISSUE(o, scatterv, v->base, v->count, v->at,
-               inplace ? v->base + v->at[root] : o->b.recv.bytes,
-               inplace ? v->count[root] : o->b.recv.len, PCCL_UINT8, root, o->c.pc);
+  void *one = NULL;
+  size_t one_len = 0;
+  if (o->b.rc == MPI_SUCCESS) {
+    one = inplace ? v->base + v->at[root] : o->b.recv.bytes;
+    one_len = inplace ? v->count[root] : o->b.recv.len;
+    st = ISSUE(o, scatterv, v->base, v->count, v->at, one, one_len, PCCL_UINT8, root, o->c.pc);
+  }
+  /* o->store: the result is copied out of b.recv, so a call that viewed
+   * it through a copy is not kept (c.copied) */
+  vagain_keep(VAGAIN_SCATTERV, o, st, recvbuf, recvcount, recvtype, sendbuf, sendcounts, displs,
+              sendtype, root, at_root ? v : NULL, one, one_len);
   return op_issued(o, st, req);
 }
 
@@ -1104,6 +1212,12 @@ PCCL_IP_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype
 PCCL_IP_API int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, const int recvcounts[], const int displs[],
                             MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  /* the short way here, before gatherv's frame (its op is 4.7 KB) is set up */
+  const vagain_t *a = vagain(VAGAIN_GATHERV, comm, sendbuf, sendcount, sendtype, recvbuf,
+                             recvcounts, displs, recvtype, root);
+  if (a)
+    return again_end(&a->c, pccl_gatherv(a->pone, a->pone_len, a->base, a->at_root ? a->count : NULL,
+                                         a->at_root ? a->at : NULL, PCCL_UINT8, root, a->c.pc));
   return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
                  BLOCKING);
 }
@@ -1117,6 +1231,12 @@ PCCL_IP_API int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 PCCL_IP_API int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                              MPI_Datatype sendtype, void *recvbuf, int recvcount,
                              MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  const vagain_t *a = vagain(VAGAIN_SCATTERV, comm, recvbuf, recvcount, recvtype, sendbuf,
+                             sendcounts, displs, sendtype, root);
+  if (a)
+    return again_end(&a->c, pccl_scatterv(a->base, a->at_root ? a->count : NULL,
+                                          a->at_root ? a->at : NULL, a->pone, a->pone_len,
+                                          PCCL_UINT8, root, a->c.pc));
   return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
                   BLOCKING);
 }

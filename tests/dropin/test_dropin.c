@@ -904,6 +904,100 @@ static void test_repeats(void) {
   }
 }
 
+/* The same for MPI_Gatherv and MPI_Scatterv, whose short way also keeps
+ * the root's counts and displacements: each step changes one argument,
+ * the counts and then the displacements inside the same arrays (a program
+ * may refill them between calls). Shape 0: 1 or 2 elements a rank,
+ * packed; 1: 0, 1 or 2, packed; 2: those in reverse rank order with a gap
+ * of 2 elements before each block. */
+enum { VREP_GATHERV, VREP_SCATTERV };
+typedef struct {
+  int kind, inplace, shape, root;
+  MPI_Datatype dt;
+  int many_off; /* elements into the buffer of every block */
+} vrep_step_t;
+
+static void vrep_shape(int shape, int P, int *counts, int *displs) {
+  int at = 0;
+  for (int r = 0; r < P; r++) counts[r] = shape == 0 ? r % 2 + 1 : r % 3;
+  for (int k = 0; k < P; k++) {
+    int r = shape == 2 ? P - 1 - k : k;
+    displs[r] = at + (shape == 2 ? 2 : 0);
+    at = displs[r] + counts[r];
+  }
+}
+
+static void vrep_put(MPI_Datatype dt, unsigned char *at, int v) {
+  short sh = (short)v;
+  memcpy(at, dt == MPI_SHORT ? (void *)&sh : (void *)&v, dt == MPI_SHORT ? sizeof sh : sizeof v);
+}
+
+static void vrep_run(const vrep_step_t *st, int round, MPI_Comm comm, int *counts, int *displs) {
+  int me = 0, P = 0;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &P);
+  int root = st->root % P, at_root = me == root, ip = st->inplace && at_root;
+  size_t es = st->dt == MPI_SHORT ? sizeof(short) : sizeof(int), cap = (size_t)(4 * P + 8) * es;
+  unsigned char *many_mem = malloc(cap + 8 * es), *one = malloc(3 * es), *want = malloc(cap);
+  unsigned char *many = many_mem + (size_t)st->many_off * es;
+  vrep_shape(st->shape, P, counts, displs);
+  memset(many, 0xa5, cap), memset(one, 0xa5, 3 * es), memset(want, 0xa5, cap);
+  for (int r = 0; r < P; r++) /* the blocks where they lie at the root */
+    for (int i = 0; i < counts[r]; i++)
+      vrep_put(st->dt, want + ((size_t)displs[r] + (size_t)i) * es, rep_value(r, round, i));
+  size_t mine = (size_t)counts[me] * es, mine_at = (size_t)displs[me] * es;
+  int rc;
+  const char *what;
+  if (st->kind == VREP_GATHERV) {
+    what = "repeated MPI_Gatherv";
+    memcpy(ip ? many + mine_at : one, want + mine_at, mine);
+    rc = CALL(MPI_Gatherv, MPI_Igatherv, ip ? MPI_IN_PLACE : one, counts[me], st->dt, many, counts,
+              displs, st->dt, root, comm);
+  } else {
+    what = "repeated MPI_Scatterv";
+    if (at_root) memcpy(many, want, cap);
+    rc = CALL(MPI_Scatterv, MPI_Iscatterv, many, counts, displs, st->dt, ip ? MPI_IN_PLACE : one,
+              counts[me], st->dt, root, comm);
+  }
+  check_rc(what, rc);
+  if (at_root) check(what, many, want, cap); /* a gatherv's result; a scatterv's input, left alone */
+  if (st->kind == VREP_SCATTERV && !ip) {
+    memset(want + mine_at + mine, 0xa5, es); /* and nothing past the block */
+    check(what, one, want + mine_at, mine + es);
+  }
+  free(many_mem), free(one), free(want);
+}
+
+static void test_vrepeats(void) {
+  static const vrep_step_t steps[] = {
+      {VREP_GATHERV, 0, 0, 0, MPI_INT, 0},
+      {VREP_GATHERV, 0, 1, 0, MPI_INT, 0},    /* the counts */
+      {VREP_GATHERV, 0, 2, 0, MPI_INT, 0},    /* the displacements */
+      {VREP_GATHERV, 0, 2, 1, MPI_INT, 0},    /* root */
+      {VREP_GATHERV, 0, 2, 1, MPI_SHORT, 0},  /* datatype */
+      {VREP_GATHERV, 0, 2, 1, MPI_SHORT, 3},  /* recvbuf */
+      {VREP_GATHERV, 1, 2, 1, MPI_SHORT, 3},  /* in place at the root */
+      {VREP_GATHERV, 0, 0, 0, MPI_INT, 0},    /* the first again: next pass */
+      {VREP_SCATTERV, 0, 0, 0, MPI_INT, 0},
+      {VREP_SCATTERV, 0, 1, 0, MPI_INT, 0},   /* the counts */
+      {VREP_SCATTERV, 0, 2, 0, MPI_INT, 0},   /* the displacements */
+      {VREP_SCATTERV, 0, 2, 1, MPI_INT, 0},   /* root */
+      {VREP_SCATTERV, 0, 2, 1, MPI_SHORT, 0}, /* datatype */
+      {VREP_SCATTERV, 0, 2, 1, MPI_SHORT, 3}, /* sendbuf */
+      {VREP_SCATTERV, 1, 2, 1, MPI_SHORT, 3}, /* in place at the root */
+      {VREP_SCATTERV, 0, 0, 0, MPI_INT, 0},
+  };
+  int *counts = malloc(sizeof(int) * (size_t)nranks), *displs = malloc(sizeof(int) * (size_t)nranks);
+  for (int pass = 0; pass < 2; pass++) {
+    MPI_Comm comm = MPI_COMM_WORLD; /* then the ranks in reverse */
+    if (pass > 0) MPI_Comm_split(MPI_COMM_WORLD, 0, nranks - rank, &comm);
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++)
+      for (int round = 0; round < 3; round++) vrep_run(&steps[k], round + (int)k, comm, counts, displs);
+    if (pass > 0) MPI_Comm_free(&comm);
+  }
+  free(counts), free(displs);
+}
+
 /* ---- cases that fall back, or that pccl runs through a copy ---- */
 
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
@@ -1286,6 +1380,7 @@ int main(int argc, char **argv) {
   test_v_holed(salt++);
   test_barrier();
   test_repeats();
+  test_vrepeats();
   test_nonblocking();
 
   /* Gather every rank's counts and digest with point-to-point messages,
