@@ -672,12 +672,14 @@ static unsigned char *vpart_at(const pccl_seg_t *s, int r, uint64_t n, size_t by
 /* This rank's v-part of round n: `k` blocks, block i of counts[i] elements
  * at base + places[i] elements. Packed when the counts and the blocks fit
  * a buffer; else the counts, the blocks' byte offsets and base, and
- * *remote is set. */
+ * *remote is set. Block `own` (-1: none) is this rank's, which no peer
+ * reads: packed, it is given as empty (a scatterv's root copied it for
+ * nobody). */
 static pccl_status_t vpublish(run_t *x, uint64_t n, int k, const size_t *counts,
-                              const size_t *places, const char *base, int *remote) {
+                              const size_t *places, const char *base, int own, int *remote) {
   pccl_seg_t *s = x->s;
   size_t total = 0;
-  for (int i = 0; i < k; i++) total += counts[i] * x->es;
+  for (int i = 0; i < k; i++) total += i == own ? 0 : counts[i] * x->es;
   size_t table = (size_t)k * sizeof(uint64_t), bytes = table + total;
   *remote = bytes > s->cap;
   if (*remote) bytes = 2 * table + sizeof(uint64_t);
@@ -685,7 +687,7 @@ static pccl_status_t vpublish(run_t *x, uint64_t n, int k, const size_t *counts,
   if (st != PCCL_OK) return st;
   unsigned char *at = vpart_at(s, s->me, n, bytes), *data = at + table;
   for (int i = 0; i < k; i++) {
-    uint64_t c = counts[i], off = (uint64_t)(places[i] * x->es);
+    uint64_t c = i == own && !*remote ? 0 : counts[i], off = (uint64_t)(places[i] * x->es);
     memcpy(at + (size_t)i * sizeof c, &c, sizeof c);
     if (*remote) {
       memcpy(data + (size_t)i * sizeof off, &off, sizeof off);
@@ -772,7 +774,7 @@ static pccl_status_t gatherv_round(run_t *x, uint64_t n, size_t off, size_t m) {
   pccl_seg_t *s = x->s;
   int remote = 0;
   if (s->me != c->root) {
-    pccl_status_t st = vpublish(x, n, 1, &c->count, &zero_place, c->sendbuf, &remote);
+    pccl_status_t st = vpublish(x, n, 1, &c->count, &zero_place, c->sendbuf, -1, &remote);
     return st == PCCL_OK && remote ? vrelease(x, n, c->root) : st;
   }
   size_t me = (size_t)s->me;
@@ -790,7 +792,7 @@ static pccl_status_t scatterv_round(run_t *x, uint64_t n, size_t off, size_t m) 
   pccl_seg_t *s = x->s;
   if (s->me != c->root) return vread(x, n, c->root, s->n, s->me, c->recvbuf, c->count);
   int remote = 0;
-  pccl_status_t st = vpublish(x, n, s->n, c->counts, c->places, c->sendbuf, &remote);
+  pccl_status_t st = vpublish(x, n, s->n, c->counts, c->places, c->sendbuf, s->me, &remote);
   size_t me = (size_t)s->me;
   if (st == PCCL_OK && !c->inplace && c->counts[me])
     pccl_copy(c->recvbuf, in_at(x, c->sendbuf, c->places[me]), c->counts[me] * x->es);
@@ -830,7 +832,7 @@ static pccl_status_t alltoallv_round(run_t *x, uint64_t n, size_t off, size_t m)
     base = copy, places = packed;
   }
   int remote = 0;
-  pccl_status_t st = vpublish(x, n, s->n, c->scounts, places, base, &remote);
+  pccl_status_t st = vpublish(x, n, s->n, c->scounts, places, base, s->me, &remote);
   if (st == PCCL_OK && !c->inplace && c->counts[me])
     pccl_copy(out_at(x, c->recvbuf, c->places[me]), in_at(x, c->sendbuf, c->splaces[me]),
               c->counts[me] * x->es);
