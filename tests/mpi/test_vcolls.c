@@ -615,6 +615,23 @@ static void mismatch(pccl_comm_t *comm) {
   snprintf(what, sizeof what, "gatherv: the last rank sends more than the root expects: %s (%s)",
            pccl_status_string(st), pccl_last_error(comm));
   expect(g_rank != 0 || g_size == 1 || st != PCCL_OK, what); /* the root fails, and no rank waits */
+  /* The same with blocks too large for the segment's buffers, which their
+   * ranks write into the root's output themselves once the root has said
+   * where (seg.c, gatherv_push): one element more than the root expects,
+   * then a large block where the root expects 2 elements. The root and
+   * the last rank fail, and nobody waits for a table that never comes. */
+  enum { BIG = 40000 }; /* 160 KB: more than the default buffers' 128 KiB */
+  int32_t *bsend = calloc(BIG + 1, sizeof *bsend), *brecv = calloc((size_t)g_size * (BIG + 1), sizeof *brecv);
+  for (int k = 0; k < 2 && g_size > 1; k++) {
+    for (int r = 0; r < g_size; r++) count[r] = k ? 2 : BIG;
+    size_t bown = g_rank == g_size - 1 ? BIG + 1 : count[g_rank];
+    st = pccl_gatherv(bsend, bown, brecv, count, NULL, PCCL_INT32, 0, comm);
+    snprintf(what, sizeof what, "gatherv of large blocks: the last rank sends %s than the root "
+             "expects: %s (%s)", k ? "far more" : "one element more", pccl_status_string(st),
+             pccl_last_error(comm));
+    expect((g_rank != 0 && g_rank != g_size - 1) || st != PCCL_OK, what);
+  }
+  free(bsend), free(brecv);
   /* On the node segment every rank took the call's round, so the
    * communicator goes on (seg.c, pccl_seg_run's in_step); under PCCL_CHECK,
    * which caught the mismatches above before they ran (without it they
