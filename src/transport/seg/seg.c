@@ -657,6 +657,20 @@ static pccl_status_t scan_round(run_t *x, uint64_t n, size_t off, size_t m) {
  * checks the count meant for it against the one it expects. */
 
 #define VREMOTE (1ull << 63) /* in a v-part's head: the blocks lie in the writer's memory */
+/* A v-part of this many bytes (counts and blocks) or more stays in its
+ * writer's memory, read (or, a gatherv's, written) there once, where one
+ * in the buffers is copied twice. From 16 KiB up Open MPI's single copy
+ * had overtaken the buffers' two: 2 ranks, 32-128 KB (all ranks' blocks
+ * together) gatherv 0.61-0.96x, scatterv 0.68-1.03x, all-to-allv
+ * 0.56-0.78x Open MPI with parts in the buffers up to their 128 KiB;
+ * 1.21-1.48x with this bound, and 1.02-10.3x on 4 ranks, where 4 KiB lost
+ * (all-to-allv 0.64-0.73x) and 32 or 64 KiB lost on 2 ranks (pccl-mpibench
+ * -b 4K -e 512K -c gatherv,scatterv,alltoallv under the drop-in, the Xeon
+ * VM, 2026-11-30). */
+#define VREMOTE_MIN ((size_t)16 << 10)
+
+/* Whether a v-part of `bytes` stays in its writer's memory. */
+static int vremote(const pccl_seg_t *s, size_t bytes) { return bytes > s->cap || bytes >= VREMOTE_MIN; }
 static pccl_status_t cma_failed(run_t *x, int peer, uint64_t n);
 #define VINLINE (PCCL_SEG_INLINE - 8)
 
@@ -681,7 +695,7 @@ static pccl_status_t vpublish(run_t *x, uint64_t n, int k, const size_t *counts,
   size_t total = 0;
   for (int i = 0; i < k; i++) total += i == own ? 0 : counts[i] * x->es;
   size_t table = (size_t)k * sizeof(uint64_t), bytes = table + total;
-  *remote = *remote || bytes > s->cap;
+  *remote = *remote || vremote(s, bytes);
   if (*remote) bytes = 2 * table + sizeof(uint64_t);
   pccl_status_t st = wait_free(s, n, bytes, &x->w);
   if (st != PCCL_OK) return st;
@@ -818,7 +832,7 @@ static pccl_status_t gatherv_push(run_t *x, uint64_t n) {
 /* Whether rank r's block of a gatherv is one it writes into the root's
  * output (gatherv_push), by the root's counts. */
 static int pushes(const run_t *x, int r) {
-  return r != x->s->me && sizeof(uint64_t) + x->c->counts[r] * x->es > x->s->cap;
+  return r != x->s->me && vremote(x->s, sizeof(uint64_t) + x->c->counts[r] * x->es);
 }
 
 static pccl_status_t gatherv_round(run_t *x, uint64_t n, size_t off, size_t m) {
@@ -879,7 +893,8 @@ static pccl_status_t alltoallv_round(run_t *x, uint64_t n, size_t off, size_t m)
   const size_t *places = c->splaces;
   char *copy = NULL;
   for (size_t i = 0; i < p; i++) total += c->scounts[i];
-  if (c->inplace && (total * x->es + p * sizeof(uint64_t) > s->cap)) {
+  /* (its own block counted too: at least what vpublish finds remote) */
+  if (c->inplace && vremote(s, total * x->es + p * sizeof(uint64_t))) {
     if (total * x->es > c->scratch_limit) {
       snprintf(x->w.why, x->w.whylen, "an in-place all-to-allv of %zu bytes to send needs a copy of "
                "them here, more than PCCL_MAX_SCRATCH (%zu bytes): raise it, or choose "
