@@ -6,8 +6,8 @@
  * through MPI_*_f2c and Fortran's MPI_IN_PLACE / MPI_BOTTOM (addresses of
  * common blocks, whose symbols the MPI library exports) become C's. With
  * MPICH, whose Fortran wrappers reach the C entry points, they pass through
- * (F_ONE). The mpi_f08 module calls other entry points and is not
- * intercepted (docs/mpi-dropin.md). */
+ * (F_ONE). Open MPI's mpi_f08 module reaches the same functions through
+ * the names of Open MPI's wrappers (fortran.h, F_OMPI_IF). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -216,40 +216,40 @@ static void init_thread_f(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr
   *provided = got;
 }
 
-F_ENTRY(MPI_INIT, mpi_init, init_f, (MPI_Fint * ierr), (ierr))
-F_ENTRY(MPI_INIT_THREAD, mpi_init_thread, init_thread_f,
+F_ENTRY(MPI_INIT, init, init_f, (MPI_Fint * ierr), (ierr))
+F_ENTRY(MPI_INIT_THREAD, init_thread, init_thread_f,
         (MPI_Fint * required, MPI_Fint * provided, MPI_Fint * ierr), (required, provided, ierr))
-F_ENTRY(MPI_ALLREDUCE, mpi_allreduce, allreduce_f, P_REDUCE, A_REDUCE)
-F_ENTRY(MPI_SCAN, mpi_scan, scan_f, P_REDUCE, A_REDUCE)
-F_ENTRY(MPI_EXSCAN, mpi_exscan, exscan_f, P_REDUCE, A_REDUCE)
-F_ENTRY(MPI_REDUCE_SCATTER_BLOCK, mpi_reduce_scatter_block, reduce_scatter_block_f, P_REDUCE,
+F_ENTRY(MPI_ALLREDUCE, allreduce, allreduce_f, P_REDUCE, A_REDUCE)
+F_ENTRY(MPI_SCAN, scan, scan_f, P_REDUCE, A_REDUCE)
+F_ENTRY(MPI_EXSCAN, exscan, exscan_f, P_REDUCE, A_REDUCE)
+F_ENTRY(MPI_REDUCE_SCATTER_BLOCK, reduce_scatter_block, reduce_scatter_block_f, P_REDUCE,
         A_REDUCE)
-F_ENTRY(MPI_REDUCE_SCATTER, mpi_reduce_scatter, reduce_scatter_f, P_REDUCE, A_REDUCE)
-F_ENTRY(MPI_REDUCE, mpi_reduce, reduce_f,
+F_ENTRY(MPI_REDUCE_SCATTER, reduce_scatter, reduce_scatter_f, P_REDUCE, A_REDUCE)
+F_ENTRY(MPI_REDUCE, reduce, reduce_f,
         (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *root, MPI_Fint *c,
          MPI_Fint *e),
         (s, r, n, t, op, root, c, e))
-F_ENTRY(MPI_BCAST, mpi_bcast, bcast_f,
+F_ENTRY(MPI_BCAST, bcast, bcast_f,
         (void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *e),
         (b, n, t, root, c, e))
-F_ENTRY(MPI_ALLGATHER, mpi_allgather, allgather_f, P_MOVE, A_MOVE)
-F_ENTRY(MPI_ALLTOALL, mpi_alltoall, alltoall_f, P_MOVE, A_MOVE)
-F_ENTRY(MPI_ALLGATHERV, mpi_allgatherv, allgatherv_f,
+F_ENTRY(MPI_ALLGATHER, allgather, allgather_f, P_MOVE, A_MOVE)
+F_ENTRY(MPI_ALLTOALL, alltoall, alltoall_f, P_MOVE, A_MOVE)
+F_ENTRY(MPI_ALLGATHERV, allgatherv, allgatherv_f,
         (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rd, MPI_Fint *rt,
          MPI_Fint *c, MPI_Fint *e),
         (s, sn, st, r, rn, rd, rt, c, e))
-F_ENTRY(MPI_SCATTER, mpi_scatter, scatter_f, P_ROOTED, A_ROOTED)
-F_ENTRY(MPI_GATHER, mpi_gather, gather_f, P_ROOTED, A_ROOTED)
-F_ENTRY(MPI_GATHERV, mpi_gatherv, gatherv_f,
+F_ENTRY(MPI_SCATTER, scatter, scatter_f, P_ROOTED, A_ROOTED)
+F_ENTRY(MPI_GATHER, gather, gather_f, P_ROOTED, A_ROOTED)
+F_ENTRY(MPI_GATHERV, gatherv, gatherv_f,
         (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rd, MPI_Fint *rt,
          MPI_Fint *root, MPI_Fint *c, MPI_Fint *e),
         (s, sn, st, r, rn, rd, rt, root, c, e))
-F_ENTRY(MPI_SCATTERV, mpi_scatterv, scatterv_f,
+F_ENTRY(MPI_SCATTERV, scatterv, scatterv_f,
         (void *s, MPI_Fint *sn, MPI_Fint *sd, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt,
          MPI_Fint *root, MPI_Fint *c, MPI_Fint *e),
         (s, sn, sd, st, r, rn, rt, root, c, e))
-F_ENTRY(MPI_ALLTOALLV, mpi_alltoallv, alltoallv_f,
+F_ENTRY(MPI_ALLTOALLV, alltoallv, alltoallv_f,
         (void *s, MPI_Fint *sn, MPI_Fint *sd, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rd,
          MPI_Fint *rt, MPI_Fint *c, MPI_Fint *e),
         (s, sn, sd, st, r, rn, rd, rt, c, e))
-F_ENTRY(MPI_BARRIER, mpi_barrier, barrier_f, (MPI_Fint * c, MPI_Fint *e), (c, e))
+F_ENTRY(MPI_BARRIER, barrier, barrier_f, (MPI_Fint * c, MPI_Fint *e), (c, e))

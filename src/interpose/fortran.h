@@ -2,7 +2,7 @@
  * the blocking collectives; fortran_nb.c: the non-blocking ones, the calls
  * that complete them and the blocking point-to-point calls): handle and
  * sentinel conversion, and the macros that define one Fortran name in its
- * four manglings. */
+ * four manglings and as Open MPI's wrapper, which its mpi_f08 module calls. */
 #ifndef PCCL_FORTRAN_H
 #define PCCL_FORTRAN_H
 
@@ -39,12 +39,24 @@ int pccl_ip_f_reaches_c(void);
     }                                                                  \
     impl ARGS;                                                         \
   }
-/* The four manglings of one Fortran name. */
-#define F_ENTRY_IF(UPPER, lower, impl, ours, PARAMS, ARGS) \
-  F_ONE_IF(UPPER, impl, ours, PARAMS, ARGS)                \
-  F_ONE_IF(lower, impl, ours, PARAMS, ARGS)                \
-  F_ONE_IF(lower##_, impl, ours, PARAMS, ARGS)             \
-  F_ONE_IF(lower##__, impl, ours, PARAMS, ARGS)
-#define F_ENTRY(UPPER, lower, impl, PARAMS, ARGS) F_ENTRY_IF(UPPER, lower, impl, 1, PARAMS, ARGS)
+/* Open MPI's mpi_f08 module calls the wrappers behind its Fortran names
+ * (ompi_allreduce_f for MPI_ALLREDUCE's), one library over, so these names
+ * are taken too: else an mpi_f08 program would reach MPI unintercepted. */
+#ifdef OPEN_MPI
+#define F_OMPI_IF(name, impl, ours, PARAMS, ARGS) \
+  F_ONE_IF(ompi_##name##_f, impl, ours, PARAMS, ARGS)
+#else
+#define F_OMPI_IF(name, impl, ours, PARAMS, ARGS)
+#endif
+
+/* One Fortran name, MPI_<UPPER>, in its four manglings (and Open MPI's
+ * wrapper): `name` is the lower-case part after mpi_. */
+#define F_ENTRY_IF(UPPER, name, impl, ours, PARAMS, ARGS) \
+  F_ONE_IF(UPPER, impl, ours, PARAMS, ARGS)               \
+  F_ONE_IF(mpi_##name, impl, ours, PARAMS, ARGS)          \
+  F_ONE_IF(mpi_##name##_, impl, ours, PARAMS, ARGS)       \
+  F_ONE_IF(mpi_##name##__, impl, ours, PARAMS, ARGS)      \
+  F_OMPI_IF(name, impl, ours, PARAMS, ARGS)
+#define F_ENTRY(UPPER, name, impl, PARAMS, ARGS) F_ENTRY_IF(UPPER, name, impl, 1, PARAMS, ARGS)
 
 #endif /* PCCL_FORTRAN_H */

@@ -383,54 +383,54 @@ static void probe_f(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *s
 #define P_SOME (F n, F q, F out, F idx, F sts, F e)
 #define A_SOME (n, q, out, idx, sts, e)
 
-F_ENTRY(MPI_IALLREDUCE, mpi_iallreduce, iallreduce_f, P_IREDUCE, A_IREDUCE)
-F_ENTRY(MPI_ISCAN, mpi_iscan, iscan_f, P_IREDUCE, A_IREDUCE)
-F_ENTRY(MPI_IEXSCAN, mpi_iexscan, iexscan_f, P_IREDUCE, A_IREDUCE)
-F_ENTRY(MPI_IREDUCE_SCATTER_BLOCK, mpi_ireduce_scatter_block, ireduce_scatter_block_f, P_IREDUCE,
+F_ENTRY(MPI_IALLREDUCE, iallreduce, iallreduce_f, P_IREDUCE, A_IREDUCE)
+F_ENTRY(MPI_ISCAN, iscan, iscan_f, P_IREDUCE, A_IREDUCE)
+F_ENTRY(MPI_IEXSCAN, iexscan, iexscan_f, P_IREDUCE, A_IREDUCE)
+F_ENTRY(MPI_IREDUCE_SCATTER_BLOCK, ireduce_scatter_block, ireduce_scatter_block_f, P_IREDUCE,
         A_IREDUCE)
-F_ENTRY_IF(MPI_IREDUCE_SCATTER, mpi_ireduce_scatter, ireduce_scatter_f, F_INTS_OK, P_IREDUCE,
+F_ENTRY_IF(MPI_IREDUCE_SCATTER, ireduce_scatter, ireduce_scatter_f, F_INTS_OK, P_IREDUCE,
            A_IREDUCE)
-F_ENTRY(MPI_IREDUCE, mpi_ireduce, ireduce_f,
+F_ENTRY(MPI_IREDUCE, ireduce, ireduce_f,
         (void *s, void *r, F n, F t, F op, F root, F c, F q, F e), (s, r, n, t, op, root, c, q, e))
-F_ENTRY(MPI_IBCAST, mpi_ibcast, ibcast_f, (void *b, F n, F t, F root, F c, F q, F e),
+F_ENTRY(MPI_IBCAST, ibcast, ibcast_f, (void *b, F n, F t, F root, F c, F q, F e),
         (b, n, t, root, c, q, e))
-F_ENTRY(MPI_IALLGATHER, mpi_iallgather, iallgather_f, P_IMOVE, A_IMOVE)
-F_ENTRY(MPI_IALLTOALL, mpi_ialltoall, ialltoall_f, P_IMOVE, A_IMOVE)
-F_ENTRY(MPI_ISCATTER, mpi_iscatter, iscatter_f, P_IROOTED, A_IROOTED)
-F_ENTRY(MPI_IGATHER, mpi_igather, igather_f, P_IROOTED, A_IROOTED)
-F_ENTRY(MPI_IBARRIER, mpi_ibarrier, ibarrier_f, (F c, F q, F e), (c, q, e))
-F_ENTRY_IF(MPI_IALLGATHERV, mpi_iallgatherv, iallgatherv_f, F_INTS_OK,
+F_ENTRY(MPI_IALLGATHER, iallgather, iallgather_f, P_IMOVE, A_IMOVE)
+F_ENTRY(MPI_IALLTOALL, ialltoall, ialltoall_f, P_IMOVE, A_IMOVE)
+F_ENTRY(MPI_ISCATTER, iscatter, iscatter_f, P_IROOTED, A_IROOTED)
+F_ENTRY(MPI_IGATHER, igather, igather_f, P_IROOTED, A_IROOTED)
+F_ENTRY(MPI_IBARRIER, ibarrier, ibarrier_f, (F c, F q, F e), (c, q, e))
+F_ENTRY_IF(MPI_IALLGATHERV, iallgatherv, iallgatherv_f, F_INTS_OK,
            (void *s, F sn, F st, void *r, F rn, F rd, F rt, F c, F q, F e),
            (s, sn, st, r, rn, rd, rt, c, q, e))
-F_ENTRY_IF(MPI_IGATHERV, mpi_igatherv, igatherv_f, F_INTS_OK,
+F_ENTRY_IF(MPI_IGATHERV, igatherv, igatherv_f, F_INTS_OK,
            (void *s, F sn, F st, void *r, F rn, F rd, F rt, F root, F c, F q, F e),
            (s, sn, st, r, rn, rd, rt, root, c, q, e))
-F_ENTRY_IF(MPI_ISCATTERV, mpi_iscatterv, iscatterv_f, F_INTS_OK,
+F_ENTRY_IF(MPI_ISCATTERV, iscatterv, iscatterv_f, F_INTS_OK,
            (void *s, F sn, F sd, F st, void *r, F rn, F rt, F root, F c, F q, F e),
            (s, sn, sd, st, r, rn, rt, root, c, q, e))
-F_ENTRY_IF(MPI_IALLTOALLV, mpi_ialltoallv, ialltoallv_f, F_INTS_OK,
+F_ENTRY_IF(MPI_IALLTOALLV, ialltoallv, ialltoallv_f, F_INTS_OK,
            (void *s, F sn, F sd, F st, void *r, F rn, F rd, F rt, F c, F q, F e),
            (s, sn, sd, st, r, rn, rd, rt, c, q, e))
 
-F_ENTRY(MPI_WAIT, mpi_wait, wait_f, (F q, F st, F e), (q, st, e))
-F_ENTRY(MPI_TEST, mpi_test, test_f, (F q, F flag, F st, F e), (q, flag, st, e))
-F_ENTRY(MPI_REQUEST_GET_STATUS, mpi_request_get_status, request_get_status_f,
+F_ENTRY(MPI_WAIT, wait, wait_f, (F q, F st, F e), (q, st, e))
+F_ENTRY(MPI_TEST, test, test_f, (F q, F flag, F st, F e), (q, flag, st, e))
+F_ENTRY(MPI_REQUEST_GET_STATUS, request_get_status, request_get_status_f,
         (F q, F flag, F st, F e), (q, flag, st, e))
-F_ENTRY(MPI_REQUEST_FREE, mpi_request_free, request_free_f, (F q, F e), (q, e))
-F_ENTRY(MPI_CANCEL, mpi_cancel, cancel_f, (F q, F e), (q, e))
-F_ENTRY(MPI_WAITALL, mpi_waitall, waitall_f, (F n, F q, F sts, F e), (n, q, sts, e))
-F_ENTRY(MPI_TESTALL, mpi_testall, testall_f, (F n, F q, F flag, F sts, F e), (n, q, flag, sts, e))
-F_ENTRY(MPI_WAITANY, mpi_waitany, waitany_f, (F n, F q, F idx, F st, F e), (n, q, idx, st, e))
-F_ENTRY(MPI_TESTANY, mpi_testany, testany_f, (F n, F q, F idx, F flag, F st, F e),
+F_ENTRY(MPI_REQUEST_FREE, request_free, request_free_f, (F q, F e), (q, e))
+F_ENTRY(MPI_CANCEL, cancel, cancel_f, (F q, F e), (q, e))
+F_ENTRY(MPI_WAITALL, waitall, waitall_f, (F n, F q, F sts, F e), (n, q, sts, e))
+F_ENTRY(MPI_TESTALL, testall, testall_f, (F n, F q, F flag, F sts, F e), (n, q, flag, sts, e))
+F_ENTRY(MPI_WAITANY, waitany, waitany_f, (F n, F q, F idx, F st, F e), (n, q, idx, st, e))
+F_ENTRY(MPI_TESTANY, testany, testany_f, (F n, F q, F idx, F flag, F st, F e),
         (n, q, idx, flag, st, e))
-F_ENTRY(MPI_WAITSOME, mpi_waitsome, waitsome_f, P_SOME, A_SOME)
-F_ENTRY(MPI_TESTSOME, mpi_testsome, testsome_f, P_SOME, A_SOME)
+F_ENTRY(MPI_WAITSOME, waitsome, waitsome_f, P_SOME, A_SOME)
+F_ENTRY(MPI_TESTSOME, testsome, testsome_f, P_SOME, A_SOME)
 
-F_ENTRY(MPI_SEND, mpi_send, send_f, P_SEND, A_SEND)
-F_ENTRY(MPI_SSEND, mpi_ssend, ssend_f, P_SEND, A_SEND)
-F_ENTRY(MPI_RECV, mpi_recv, recv_f, (void *b, F n, F t, F src, F tag, F c, F st, F e),
+F_ENTRY(MPI_SEND, send, send_f, P_SEND, A_SEND)
+F_ENTRY(MPI_SSEND, ssend, ssend_f, P_SEND, A_SEND)
+F_ENTRY(MPI_RECV, recv, recv_f, (void *b, F n, F t, F src, F tag, F c, F st, F e),
         (b, n, t, src, tag, c, st, e))
-F_ENTRY(MPI_SENDRECV, mpi_sendrecv, sendrecv_f,
+F_ENTRY(MPI_SENDRECV, sendrecv, sendrecv_f,
         (void *s, F sn, F st, F d, F stag, void *r, F rn, F rt, F src, F rtag, F c, F sts, F e),
         (s, sn, st, d, stag, r, rn, rt, src, rtag, c, sts, e))
-F_ENTRY(MPI_PROBE, mpi_probe, probe_f, (F src, F tag, F c, F st, F e), (src, tag, c, st, e))
+F_ENTRY(MPI_PROBE, probe, probe_f, (F src, F tag, F c, F st, F e), (src, tag, c, st, e))

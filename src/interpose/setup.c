@@ -352,7 +352,7 @@ static int attach_new(pccl_ip_call_t *call, entry_t **out) {
  * handler the program set by then; a failure on some ranks only (out of
  * memory) is raised at once, since the ranks would then take different
  * ways. Open MPI's Fortran MPI_INIT calls PMPI_Init: fortran.c's comes
- * here (the mpi_f08 module's does not, and attaches it lazily). */
+ * here (the mpi_f08 module's too, through ompi_init_f). */
 static void attach_world(void) {
   pthread_once(&env_once, read_env);
   int ok = enabled && !env_error[0] && hooks();
