@@ -70,14 +70,17 @@ size_t size_multiplier(pccl_coll_t coll, int nranks);
 /* nccl-tests' factor from algorithm bandwidth to bus bandwidth. */
 double bus_factor(pccl_coll_t coll, int nranks);
 
-/* Elements of the send and receive buffers a call with `count` uses. */
-size_t send_elements(pccl_coll_t coll, size_t count, int nranks);
-size_t recv_elements(pccl_coll_t coll, size_t count, int nranks);
+/* Elements of the send and receive buffers a call with `count` uses
+ * (`heavy`: the v-collectives' counts are allgatherv_counts' heavy ones). */
+size_t send_elements(pccl_coll_t coll, size_t count, int nranks, bool heavy);
+size_t recv_elements(pccl_coll_t coll, size_t count, int nranks, bool heavy);
 
-/* A v-collective's counts: a ramp, rank r's count about 2 (r + 1) / (p + 1)
- * times the mean, summing to exactly nranks x mean (the largest near twice
- * the mean, the smallest near 2 / (p + 1) of it). */
-void allgatherv_counts(size_t mean, int nranks, size_t *counts);
+/* A v-collective's counts, summing to exactly nranks x mean: a ramp, rank
+ * r's count about 2 (r + 1) / (p + 1) times the mean (the largest near
+ * twice the mean, the smallest near 2 / (p + 1) of it); or, `heavy`, the
+ * last rank's half of the total and the others' share of the rest (the
+ * imbalance of one rank that produced most of the data). */
+void allgatherv_counts(size_t mean, int nranks, bool heavy, size_t *counts);
 
 /* The all-to-allv's matrix over those counts: rank `from` sends rank `to`
  * counts[(to - from) mod nranks], so that every rank sends and receives

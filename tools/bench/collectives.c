@@ -70,9 +70,14 @@ double bus_factor(pccl_coll_t coll, int nranks) {
   }
 }
 
-void allgatherv_counts(size_t mean, int nranks, size_t *counts) {
+/* Rank r's count of allgatherv_counts (r < p - 1; the last takes the rest). */
+static size_t vcount(size_t mean, size_t p, bool heavy, size_t r) {
+  return heavy ? mean * p / 2 / (p - 1) : mean * 2 * (r + 1) / (p + 1);
+}
+
+void allgatherv_counts(size_t mean, int nranks, bool heavy, size_t *counts) {
   size_t left = mean * (size_t)nranks, p = (size_t)nranks;
-  for (size_t r = 0; r + 1 < p; r++) left -= counts[r] = mean * 2 * (r + 1) / (p + 1);
+  for (size_t r = 0; r + 1 < p; r++) left -= counts[r] = vcount(mean, p, heavy, r);
   counts[p - 1] = left;
 }
 
@@ -80,26 +85,27 @@ size_t alltoallv_count(const size_t *counts, int nranks, int from, int to) {
   return counts[(to - from + nranks) % nranks];
 }
 
-/* allgatherv_counts' largest, the last: near twice the mean, more by up to
- * nranks - 1 for the floors of the others (3 of a mean of 1 on 4 ranks). */
-static size_t largest_vcount(size_t mean, int nranks) {
+/* allgatherv_counts' largest, the last: near twice the mean (half the
+ * total, heavy), more by up to nranks - 1 for the floors of the others (3
+ * of a mean of 1 on 4 ranks). */
+static size_t largest_vcount(size_t mean, int nranks, bool heavy) {
   size_t left = mean * (size_t)nranks, p = (size_t)nranks;
-  for (size_t r = 0; r + 1 < p; r++) left -= mean * 2 * (r + 1) / (p + 1);
+  for (size_t r = 0; r + 1 < p; r++) left -= vcount(mean, p, heavy, r);
   return left;
 }
 
-size_t send_elements(pccl_coll_t coll, size_t count, int nranks) {
+size_t send_elements(pccl_coll_t coll, size_t count, int nranks, bool heavy) {
   if (coll == PCCL_COLL_ALLGATHERV || coll == PCCL_COLL_GATHERV)
-    return largest_vcount(count, nranks);
+    return largest_vcount(count, nranks, heavy);
   bool whole = coll == PCCL_COLL_REDUCE_SCATTER || coll == PCCL_COLL_SCATTER ||
                coll == PCCL_COLL_ALLTOALL || coll == PCCL_COLL_REDUCE_SCATTERV ||
                coll == PCCL_COLL_SCATTERV || coll == PCCL_COLL_ALLTOALLV;
   return whole ? (size_t)nranks * count : count;
 }
 
-size_t recv_elements(pccl_coll_t coll, size_t count, int nranks) {
+size_t recv_elements(pccl_coll_t coll, size_t count, int nranks, bool heavy) {
   if (coll == PCCL_COLL_REDUCE_SCATTERV || coll == PCCL_COLL_SCATTERV)
-    return largest_vcount(count, nranks);
+    return largest_vcount(count, nranks, heavy);
   bool whole = coll == PCCL_COLL_ALLGATHER || coll == PCCL_COLL_GATHER ||
                coll == PCCL_COLL_ALLTOALL || coll == PCCL_COLL_ALLGATHERV ||
                coll == PCCL_COLL_GATHERV || coll == PCCL_COLL_ALLTOALLV;

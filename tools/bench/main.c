@@ -129,9 +129,10 @@ static void time_interleaved(const bench_t *b, const bench_case_t *c, int iters,
 /* One fresh call on freshly filled inputs, checked on every rank. */
 static check_result_t check_pccl_result(const bench_t *b, const bench_case_t *c) {
   size_t elem_size = pccl_dtype_size(b->opts.dtype);
-  size_t send_bytes = send_elements(c->coll, c->count, b->nranks) * elem_size;
-  size_t recv_bytes = recv_elements(c->coll, c->count, b->nranks) * elem_size;
-  fill_input(b, b->send, send_elements(c->coll, c->count, b->nranks));
+  size_t send_elems = send_elements(c->coll, c->count, b->nranks, b->opts.heavy);
+  size_t send_bytes = send_elems * elem_size;
+  size_t recv_bytes = recv_elements(c->coll, c->count, b->nranks, b->opts.heavy) * elem_size;
+  fill_input(b, b->send, send_elems);
   memset(b->recv, SENTINEL_BYTE, recv_bytes);
   if (c->coll == PCCL_COLL_BROADCAST && !b->dsend && b->rank == b->opts.root)
     memcpy(b->recv, b->send, recv_bytes); /* run_pccl broadcasts in place */
@@ -226,7 +227,7 @@ static void set_mpi_counts(const size_t *counts, size_t p, int *mcounts, int *md
  * send counts (its row of the matrix) and receive counts (its column). */
 static void set_vcounts(const bench_t *b, bench_case_t *c, size_t *counts, int *mcounts) {
   size_t p = (size_t)b->nranks, *sendcounts = counts + p, *recvcounts = counts + 2 * p;
-  allgatherv_counts(c->count, b->nranks, counts);
+  allgatherv_counts(c->count, b->nranks, b->opts.heavy, counts);
   for (int r = 0; r < b->nranks; r++) {
     sendcounts[r] = alltoallv_count(counts, b->nranks, b->rank, r);
     recvcounts[r] = alltoallv_count(counts, b->nranks, r, b->rank);

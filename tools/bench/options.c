@@ -53,6 +53,9 @@ void print_usage(FILE *out) {
       "               directly) or cuda (device buffers; builds with CUDA)\n"
       "  --mpi-mem KIND  MPI's buffers: malloc (default: its own pair, what an MPI\n"
       "               program uses) or same (pccl's buffers, whatever --mem says)\n"
+      "  --vcounts SHAPE  the v-collectives' counts: ramp (default: rank r about\n"
+      "               2(r + 1)/(p + 1) of the mean) or heavy (the last rank half of\n"
+      "               all the data, the others the rest evenly)\n"
       "  -h           show this help\n"
       "exit status: 0 success, 1 a check failed, 2 bad arguments\n",
       out);
@@ -243,6 +246,12 @@ static bool apply_option(options_t *opts, const char *flag, const char *value, c
     snprintf(error, error_size, "--mem expects pccl, malloc or cuda, got '%s'", value);
     return false;
   }
+  if (strcmp(flag, "--vcounts") == 0) {
+    opts->heavy = strcmp(value, "heavy") == 0;
+    if (opts->heavy || strcmp(value, "ramp") == 0) return true;
+    snprintf(error, error_size, "--vcounts expects ramp or heavy, got '%s'", value);
+    return false;
+  }
   if (strcmp(flag, "--mpi-mem") == 0) {
     opts->mpi_same = strcmp(value, "same") == 0;
     if (opts->mpi_same || strcmp(value, "malloc") == 0) return true;
@@ -268,7 +277,7 @@ static bool apply_option(options_t *opts, const char *flag, const char *value, c
 static bool takes_value(const char *flag) {
   static const char *const flags[] = {"-c", "-a", "-b", "-e", "-f", "-d", "-o",
                                       "-n", "-w", "-r", "--rounds", "--csv", "--check", "--mem",
-                                      "--mpi-mem"};
+                                      "--mpi-mem", "--vcounts"};
   return find_name(flags, (int)(sizeof flags / sizeof flags[0]), flag) >= 0;
 }
 

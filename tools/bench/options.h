@@ -34,6 +34,7 @@ typedef struct {
   bool shared_mem; /* buffers from pccl_mem_alloc (else posix_memalign) */
   bool device;     /* --mem cuda: pccl runs on device copies of the buffers */
   bool mpi_same;   /* --mpi-mem same: MPI runs on pccl's buffers (else malloc's of its own) */
+  bool heavy;      /* --vcounts heavy: the last rank holds half of a v-collective's data */
   bool help;
 } options_t;
 

@@ -248,7 +248,7 @@ static size_t checked_elements(const bench_t *b, const bench_case_t *c) {
   if (c->coll == PCCL_COLL_EXSCAN && b->rank == 0) return 0; /* left alone */
   if (c->coll == PCCL_COLL_REDUCE_SCATTERV || c->coll == PCCL_COLL_SCATTERV)
     return c->vcounts[b->rank];
-  return recv_elements(c->coll, c->count, b->nranks);
+  return recv_elements(c->coll, c->count, b->nranks, b->opts.heavy);
 }
 
 bool output_matches(const bench_t *b, const bench_case_t *c) {
