@@ -1011,8 +1011,8 @@ void pccl__memo_free(pccl_comm_t *comm) {
 static void memo_keep(pccl_comm_t *comm, const pccl_call_t *c, size_t count, pccl_choice_t choice) {
   int arrays = v_read(comm, c);
   /* a v-call validated into the collective of equal blocks, an
-   * all-to-allv; or a non-blocking v-call, whose blocks must not be
-   * replaced under it by a later call's */
+   * all-to-allv; or a non-blocking v-call whose arrays validation reads,
+   * whose blocks must not be replaced under it by a later call's */
   if (c->lossy_call || c->piece || c->device || (c->counts && !arrays && !infos[c->coll].own_counts) ||
       c->coll == PCCL_COLL_ALLTOALLV || (arrays && c->nonblocking) ||
       (c->count == 0 && !infos[c->coll].own_counts) || c->refused || !pccl__device_none())

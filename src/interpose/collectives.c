@@ -338,7 +338,8 @@ static void again_keep(again_kind_t k, const op_t *o, pccl_status_t st, const vo
  * (2 ranks, 8 bytes, callgrind: the wrapper cost about 950 instructions a
  * call at the root, as much as Open MPI's whole call). Kept on the heap
  * (3 KB a thread), not in initial-exec TLS, whose space is small; freed
- * when the thread exits. */
+ * when a thread other than the main one exits (the main one's lasts to
+ * the end). */
 enum { VAGAIN_GATHERV, VAGAIN_SCATTERV, VAGAIN_KINDS, VAGAIN_RANKS = 64 };
 
 typedef struct {
@@ -365,7 +366,15 @@ static pthread_key_t vagain_key; /* frees a thread's table when it exits */
 static int vagain_key_made;
 static pthread_once_t vagain_once = PTHREAD_ONCE_INIT;
 
-static void vagain_key_make(void) { vagain_key_made = pthread_key_create(&vagain_key, free) == 0; }
+/* (a later destructor of the exiting thread may still make an MPI call) */
+static void vagain_free(void *table) {
+  free(table);
+  vagains = NULL;
+}
+
+static void vagain_key_make(void) {
+  vagain_key_made = pthread_key_create(&vagain_key, vagain_free) == 0;
+}
 
 /* This thread's kept calls, allocated on first use; NULL when out of memory. */
 static vagain_t *vagain_table(void) {

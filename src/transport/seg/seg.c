@@ -669,8 +669,12 @@ static pccl_status_t scan_round(run_t *x, uint64_t n, size_t off, size_t m) {
  * VM, 2026-11-30). */
 #define VREMOTE_MIN ((size_t)16 << 10)
 
-/* Whether a v-part of `bytes` stays in its writer's memory. */
-static int vremote(const pccl_seg_t *s, size_t bytes) { return bytes > s->cap || bytes >= VREMOTE_MIN; }
+/* Whether a v-part of `bytes` stays in its writer's memory, from `from`
+ * bytes on (VREMOTE_MIN; 0: always), and always when it does not fit a
+ * buffer. */
+static int vremote(const pccl_seg_t *s, size_t bytes, size_t from) {
+  return bytes > s->cap || bytes >= from;
+}
 static pccl_status_t cma_failed(run_t *x, int peer, uint64_t n);
 #define VINLINE (PCCL_SEG_INLINE - 8)
 
@@ -684,18 +688,18 @@ static unsigned char *vpart_at(const pccl_seg_t *s, int r, uint64_t n, size_t by
 }
 
 /* This rank's v-part of round n: `k` blocks, block i of counts[i] elements
- * at base + places[i] elements. Packed when the counts and the blocks fit
- * a buffer; else the counts, the blocks' byte offsets and base, and
- * *remote is set (set on entry: remote whatever the size). Block `own`
- * (-1: none) is this rank's, which no peer reads: packed, it is given as
- * empty (a scatterv's root copied it for nobody). */
+ * at base + places[i] elements. Packed below `remote_from` bytes (vremote);
+ * else the counts, the blocks' byte offsets and base, and *remote is set.
+ * Block `own` (-1: none) is this rank's, which no peer reads: a packed
+ * part gives it as empty (a scatterv's root copied it for nobody). */
 static pccl_status_t vpublish(run_t *x, uint64_t n, int k, const size_t *counts,
-                              const size_t *places, const char *base, int own, int *remote) {
+                              const size_t *places, const char *base, int own,
+                              size_t remote_from, int *remote) {
   pccl_seg_t *s = x->s;
   size_t total = 0;
   for (int i = 0; i < k; i++) total += i == own ? 0 : counts[i] * x->es;
   size_t table = (size_t)k * sizeof(uint64_t), bytes = table + total;
-  *remote = *remote || vremote(s, bytes);
+  *remote = vremote(s, bytes, remote_from);
   if (*remote) bytes = 2 * table + sizeof(uint64_t);
   pccl_status_t st = wait_free(s, n, bytes, &x->w);
   if (st != PCCL_OK) return st;
@@ -783,12 +787,12 @@ static pccl_status_t vread(run_t *x, uint64_t n, int r, int k, int i, void *dst,
 }
 
 /* After a remote v-part: this rank has finished round n, and waits until
- * the ranks that read it (all but itself, or only `only`) have. */
-static pccl_status_t vrelease(run_t *x, uint64_t n, int only) {
+ * the ranks that read it (all but itself) have. */
+static pccl_status_t vrelease(run_t *x, uint64_t n) {
   pccl_seg_t *s = x->s;
   finish(s, n);
   for (int r = 0; r < s->n; r++) {
-    if (r == s->me || (only >= 0 && r != only)) continue;
+    if (r == s->me) continue;
     pccl_status_t st = await(s, &ctrl(s, r)->done, n, &x->w, r, "reading");
     if (st != PCCL_OK) return st;
   }
@@ -815,10 +819,15 @@ static pccl_status_t gatherv_push(run_t *x, uint64_t n) {
   const pccl_seg_call_t *c = x->c;
   pccl_seg_t *s = x->s;
   int remote = 0;
-  pccl_status_t st = vpublish(x, n, 1, &c->count, &zero_place, c->sendbuf, -1, &remote);
+  pccl_status_t st =
+      vpublish(x, n, 1, &c->count, &zero_place, c->sendbuf, -1, VREMOTE_MIN, &remote);
   if (st != PCCL_OK || !remote) return st;
   vblock_t b;
   if ((st = vfind(x, n, c->root, s->n, s->me, c->count, &b)) != PCCL_OK) return st;
+  /* a root that gave up waiting (timeout, abort) has its output back: its
+   * failure is published before it returns (run_path), so a writer late
+   * by a whole PCCL_TIMEOUT stops here unless it lost that race too */
+  if ((st = peer_failed(s, c->root, n, "table", x->w.why, x->w.whylen)) != PCCL_OK) return st;
   if (!b.remote) {
     snprintf(x->w.why, x->w.whylen, "the root's table of round %llu is not remote (the ranks' "
              "PCCL_SEG_BYTES differ?)", (unsigned long long)n);
@@ -832,7 +841,7 @@ static pccl_status_t gatherv_push(run_t *x, uint64_t n) {
 /* Whether rank r's block of a gatherv is one it writes into the root's
  * output (gatherv_push), by the root's counts. */
 static int pushes(const run_t *x, int r) {
-  return r != x->s->me && vremote(x->s, sizeof(uint64_t) + x->c->counts[r] * x->es);
+  return r != x->s->me && vremote(x->s, sizeof(uint64_t) + x->c->counts[r] * x->es, VREMOTE_MIN);
 }
 
 static pccl_status_t gatherv_round(run_t *x, uint64_t n, size_t off, size_t m) {
@@ -841,30 +850,33 @@ static pccl_status_t gatherv_round(run_t *x, uint64_t n, size_t off, size_t m) {
   pccl_seg_t *s = x->s;
   if (s->me != c->root) return gatherv_push(x, n);
   pccl_status_t st = PCCL_OK;
-  int table = 0, remote = 1; /* the table gives places, never blocks */
+  int table = 0, remote; /* the table gives places, never blocks (remote from 0 bytes) */
   for (int r = 0; r < s->n && st == PCCL_OK; r++) {
     vblock_t b;
     if (r == s->me || (st = vfind(x, n, r, 1, 0, c->counts[r], &b)) != PCCL_OK || !c->counts[r])
       continue;
-    if (!b.remote)
+    if (!b.remote) {
       pccl_copy(vdst(x, r), b.data, c->counts[r] * x->es);
-    else if (!table++) /* the first large block: where they all go */
-      st = vpublish(x, n, s->n, c->counts, c->places, c->recvbuf, -1, &remote);
+    } else if (!table) { /* the first large block: where they all go */
+      st = vpublish(x, n, s->n, c->counts, c->places, c->recvbuf, -1, 0, &remote);
+      table = st == PCCL_OK;
+    }
   }
   /* a rank whose count differs from the root's (an error in step) may
    * wait for the table: it learns the root's count there */
-  if (st != PCCL_OK && x->in_step && !table++)
-    vpublish(x, n, s->n, c->counts, c->places, c->recvbuf, -1, &remote);
+  if (st != PCCL_OK && x->in_step && !table)
+    table = vpublish(x, n, s->n, c->counts, c->places, c->recvbuf, -1, 0, &remote) == PCCL_OK;
   size_t me = (size_t)s->me;
   if (st == PCCL_OK && !c->inplace && c->counts[me])
     pccl_copy(out_at(x, c->recvbuf, c->places[me]), c->sendbuf, c->counts[me] * x->es);
   /* the writers have finished before the output is the caller's again,
-   * whatever went wrong here */
+   * whatever went wrong here; a writer that did not finish leaves the
+   * round out of step */
   for (int r = 0; r < s->n && table; r++) {
     if (!pushes(x, r)) continue;
     pccl_status_t done = await(s, &ctrl(s, r)->done, n, &x->w, r, "writing");
     if (done == PCCL_OK) PCCL_PEER_WROTE(vdst(x, r), c->counts[r] * x->es);
-    if (st == PCCL_OK) st = done;
+    else if (st == PCCL_OK || x->in_step) st = done, x->in_step = 0;
   }
   return st;
 }
@@ -875,11 +887,12 @@ static pccl_status_t scatterv_round(run_t *x, uint64_t n, size_t off, size_t m) 
   pccl_seg_t *s = x->s;
   if (s->me != c->root) return vread(x, n, c->root, s->n, s->me, c->recvbuf, c->count);
   int remote = 0;
-  pccl_status_t st = vpublish(x, n, s->n, c->counts, c->places, c->sendbuf, s->me, &remote);
+  pccl_status_t st =
+      vpublish(x, n, s->n, c->counts, c->places, c->sendbuf, s->me, VREMOTE_MIN, &remote);
   size_t me = (size_t)s->me;
   if (st == PCCL_OK && !c->inplace && c->counts[me])
     pccl_copy(c->recvbuf, in_at(x, c->sendbuf, c->places[me]), c->counts[me] * x->es);
-  return st == PCCL_OK && remote ? vrelease(x, n, -1) : st;
+  return st == PCCL_OK && remote ? vrelease(x, n) : st;
 }
 
 /* In place, the blocks a remote part gives are read from a copy: the
@@ -893,8 +906,11 @@ static pccl_status_t alltoallv_round(run_t *x, uint64_t n, size_t off, size_t m)
   const size_t *places = c->splaces;
   char *copy = NULL;
   for (size_t i = 0; i < p; i++) total += c->scounts[i];
-  /* (its own block counted too: at least what vpublish finds remote) */
-  if (c->inplace && vremote(s, total * x->es + p * sizeof(uint64_t))) {
+  /* in place a part stays packed while it fits a buffer (no copy, within
+   * any PCCL_MAX_SCRATCH); its own block is counted too: at least what
+   * vpublish finds remote */
+  size_t from = c->inplace ? SIZE_MAX : VREMOTE_MIN;
+  if (c->inplace && vremote(s, total * x->es + p * sizeof(uint64_t), from)) {
     if (total * x->es > c->scratch_limit) {
       snprintf(x->w.why, x->w.whylen, "an in-place all-to-allv of %zu bytes to send needs a copy of "
                "them here, more than PCCL_MAX_SCRATCH (%zu bytes): raise it, or choose "
@@ -916,14 +932,14 @@ static pccl_status_t alltoallv_round(run_t *x, uint64_t n, size_t off, size_t m)
     base = copy, places = packed;
   }
   int remote = 0;
-  pccl_status_t st = vpublish(x, n, s->n, c->scounts, places, base, s->me, &remote);
+  pccl_status_t st = vpublish(x, n, s->n, c->scounts, places, base, s->me, from, &remote);
   if (st == PCCL_OK && !c->inplace && c->counts[me])
     pccl_copy(out_at(x, c->recvbuf, c->places[me]), in_at(x, c->sendbuf, c->splaces[me]),
               c->counts[me] * x->es);
   for (int r = 0; r < s->n && st == PCCL_OK; r++)
     if (r != s->me) st = vread(x, n, r, s->n, s->me, vdst(x, r), c->counts[r]);
   if (remote && (st == PCCL_OK || x->in_step)) { /* its readers may still read its blocks */
-    pccl_status_t released = vrelease(x, n, -1);
+    pccl_status_t released = vrelease(x, n);
     if (released != PCCL_OK) st = released, x->in_step = 0;
   }
   free(copy), free(packed);

@@ -99,9 +99,10 @@ void pccl_seg_prepare(const pccl_seg_t *s, pccl_seg_call_t *call);
 
 /* Whether the segment runs this collective at all. */
 int pccl_seg_runs(pccl_coll_t coll);
-/* Whether it runs it only where the node's ranks may read each other's
- * memory (gatherv, scatterv, all-to-allv: large blocks are read where
- * they lie; see seg.c). */
+/* Whether it runs it only where the node's ranks may read and write each
+ * other's memory (gatherv, scatterv, all-to-allv: large blocks are read
+ * where they lie, or, a gatherv's, written into the root's output; see
+ * seg.c). */
 int pccl_seg_needs_cma(pccl_coll_t coll);
 /* Whether it runs the collective reading peers' memory here: a direct
  * form (pccl_seg_runs_direct) or one that needs it. */
