@@ -1044,11 +1044,22 @@ static void note_choice(pccl_comm_t *comm, pccl_choice_t choice) {
 /* pccl's own non-blocking calls (PCCL_CHECK's agreement, the scratch
  * vote) run as schedules (begin_aux); a caller's may take the segment where
  * it runs them without waiting. */
+/* Whether a validated v-call whose counts every rank sees (an all-gatherv,
+ * a reduce-scatterv) has a block of PCCL_SKEW times the mean or more: a
+ * ring's every step then waits for that block. */
+static int skewed(const pccl_comm_t *comm, const pccl_call_t *c) {
+  if ((c->coll != PCCL_COLL_ALLGATHERV && c->coll != PCCL_COLL_REDUCE_SCATTERV) || !c->counts)
+    return 0;
+  size_t largest = 0, p = (size_t)comm->size;
+  for (size_t r = 0; r < p; r++) largest = c->counts[r] > largest ? c->counts[r] : largest;
+  return largest / PCCL_SKEW >= (c->count + p - 1) / p; /* c->count: the sum */
+}
+
 static unsigned select_flags(const pccl_comm_t *comm, const pccl_call_t *c) {
   int nb = c->nonblocking && comm->size > 1;
   int no_seg = nb && c->internal;
   return (no_seg ? PCCL_SELECT_NO_SEG : nb ? PCCL_SELECT_NB : 0u) |
-         (c->internal ? PCCL_SELECT_UNFORCED : 0u);
+         (c->internal ? PCCL_SELECT_UNFORCED : 0u) | (skewed(comm, c) ? PCCL_SELECT_SKEWED : 0u);
 }
 
 /* Validation and selection (or what the memo kept of them) into *choice;

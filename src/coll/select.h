@@ -16,6 +16,11 @@
 #define PCCL_SELECT_NO_SEG 1u
 #define PCCL_SELECT_UNFORCED 2u
 #define PCCL_SELECT_NB 4u
+/* A v-call whose largest block is PCCL_SKEW times the mean or more (an
+ * all-gatherv's or reduce-scatterv's, whose counts every rank sees): the
+ * rows for such calls apply (select.c). */
+#define PCCL_SELECT_SKEWED 8u
+#define PCCL_SKEW 4
 pccl_choice_t pccl__select(pccl_comm_t *comm, pccl_coll_t coll, size_t bytes, unsigned flags);
 /* How a node-segment algorithm moves its data. */
 pccl_seg_path_t pccl__seg_path(pccl_algo_id_t id);

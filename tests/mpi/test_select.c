@@ -9,6 +9,11 @@
  *       on the node segment, and the non-blocking all-reduce up to 4 MiB
  *       (on 2 ranks the segment's bound; from 3 ranks it has none); the
  *       uneven v-calls have no answer.
+ *   test_select --skew    (one rank per fake node): an all-gatherv and a
+ *       reduce-scatterv whose last rank holds half the data, run, and the
+ *       algorithm they ran (pccl_comm_last_algo): from 8 nodes and above
+ *       2 MiB recursive doubling / halving, else the ring; the same sizes
+ *       in even blocks keep the ring.
  * Sizes are bytes (PCCL_UINT8 counts). Exits nonzero on any failure. */
 #include <mpi.h>
 #include <stdio.h>
@@ -80,13 +85,45 @@ static void one_node(pccl_comm_t *comm) {
   }
 }
 
+/* An all-gatherv and a reduce-scatterv of `bytes` (int8) in all, the last
+ * rank holding half when `heavy`, must run `want_ag` and `want_rs`. */
+static void run_v(pccl_comm_t *comm, size_t bytes, int heavy, const char *want_ag,
+                  const char *want_rs) {
+  size_t counts[64], p = (size_t)size, left = bytes;
+  for (size_t r = 0; r + 1 < p; r++) left -= counts[r] = heavy ? bytes / 2 / (p - 1) : bytes / p;
+  counts[p - 1] = left;
+  char *send = calloc(bytes, 1), *recv = calloc(bytes, 1);
+  for (int rs = 0; rs < 2; rs++) {
+    pccl_status_t st = rs ? pccl_reduce_scatterv(send, recv, counts, PCCL_INT8, PCCL_SUM, comm)
+                          : pccl_allgatherv(send, recv, counts, NULL, PCCL_INT8, comm);
+    const char *want = rs ? want_rs : want_ag, *got = st == PCCL_OK ? pccl_comm_last_algo(comm) : "";
+    checks++;
+    if (st == PCCL_OK && !strcmp(got, want)) continue;
+    failures++;
+    printf("rank %d: FAIL %s of %zu bytes%s: %s, want %s\n", rank,
+           rs ? "reduce_scatterv" : "allgatherv", bytes, heavy ? " (heavy)" : "",
+           st == PCCL_OK ? got : pccl_last_error(comm), want);
+  }
+  free(send), free(recv);
+}
+
+static void skew(pccl_comm_t *comm) {
+  int nnodes = 0;
+  pccl_comm_nnodes(comm, &nnodes);
+  int many = nnodes >= 8; /* heavy on 8 ranks: 4 times the mean */
+  run_v(comm, 1 << 20, 1, "ring", "ring");
+  run_v(comm, 4 << 20, 1, many ? "recdbl" : "ring", many ? "rechalv" : "ring");
+  run_v(comm, 4 << 20, 0, "ring", "ring");
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int nodes = argc == 2 && !strcmp(argv[1], "--nodes"), node = argc == 2 && !strcmp(argv[1], "--node");
-  if (!nodes && !node) {
-    if (rank == 0) fprintf(stderr, "usage: test_select --nodes|--node\n");
+  int skewed = argc == 2 && !strcmp(argv[1], "--skew");
+  if ((!nodes && !node && !skewed) || size > 64) {
+    if (rank == 0) fprintf(stderr, "usage: test_select --nodes|--node|--skew (at most 64 ranks)\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   pccl_comm_t *comm = NULL;
@@ -96,6 +133,8 @@ int main(int argc, char **argv) {
   }
   if (nodes)
     across_nodes(comm);
+  else if (skewed)
+    skew(comm);
   else
     one_node(comm);
   pccl_comm_destroy(comm);
