@@ -279,13 +279,21 @@ static int op_issued(op_t *o, pccl_status_t st, MPI_Request *req) {
 /* ---- a repeated call's short way ---- */
 
 /* The blocking calls a program repeats most (a loop's all-reduce of a
- * residual, broadcast of a step, reduce of a norm): the last one of each
+ * residual, broadcast of a step, reduce of a norm, scan of the offsets of
+ * each rank's particles): the last one of each
  * kind, on this thread, that pccl ran on the user's own buffers (a plain
  * datatype, aligned: nothing copied). Its repeat with the same arguments
  * maps to the same pccl call on the same communicator (none deleted since:
  * pccl_ip_again), so it goes straight to pccl: no type mapping, views or
  * op. The measurements: docs/mpi-dropin.md. */
-typedef enum { AGAIN_ALLREDUCE, AGAIN_BCAST, AGAIN_REDUCE, AGAIN_KINDS } again_kind_t;
+typedef enum {
+  AGAIN_ALLREDUCE,
+  AGAIN_BCAST,
+  AGAIN_REDUCE,
+  AGAIN_SCAN,
+  AGAIN_EXSCAN,
+  AGAIN_KINDS
+} again_kind_t;
 
 typedef struct {
   int valid;
@@ -501,10 +509,19 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
  * neither viewed nor written there, so it may be anything, as under MPI. */
 static int scan(pccl_ip_call_id_t id, const void *sendbuf, void *recvbuf, int count,
                 MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req) {
+  int exclusive = id == PCCL_IP_EXSCAN, inplace = sendbuf == MPI_IN_PLACE;
+  again_kind_t kind = exclusive ? AGAIN_EXSCAN : AGAIN_SCAN;
+  const again_t *a =
+      req == BLOCKING ? again(kind, comm, sendbuf, recvbuf, count, dt, op, 0) : NULL;
+  if (a) {
+    const void *in = inplace ? recvbuf : sendbuf;
+    void *out = exclusive && !inplace && a->c.rank == 0 ? NULL : recvbuf;
+    return again_end(&a->c, (exclusive ? pccl_exscan : pccl_scan)(in, out, (size_t)count, a->pd,
+                                                                   a->po, a->c.pc));
+  }
   pccl_ip_call_t c;
   pccl_dtype_t pd = PCCL_UINT8;
   pccl_op_t po = PCCL_SUM;
-  int exclusive = id == PCCL_IP_EXSCAN;
   if (!start(&c, id, comm, reduce_reason(count, dt, op, &pd, &po), req,
              NB_BYTES(req, pccl_ip_bytes((size_t)count, dt)))) {
     if (c.rc) return c.rc;
@@ -516,7 +533,6 @@ static int scan(pccl_ip_call_id_t id, const void *sendbuf, void *recvbuf, int co
   }
   op_t local, *o = op_new(&local, &c, req);
   if (!o) return c.rc;
-  int inplace = sendbuf == MPI_IN_PLACE;
   o->store = !(exclusive && c.rank == 0);
   bufs_open(o, inplace ? NULL : sendbuf, (size_t)count, dt,
             o->store || inplace ? recvbuf : NULL, (size_t)count, dt, inplace,
@@ -528,6 +544,7 @@ static int scan(pccl_ip_call_id_t id, const void *sendbuf, void *recvbuf, int co
     st = ISSUE(o, exscan, in, inplace ? o->b.recv.bytes : out, (size_t)count, pd, po, o->c.pc);
   else if (o->b.rc == MPI_SUCCESS)
     st = ISSUE(o, scan, in, out, (size_t)count, pd, po, o->c.pc);
+  again_keep(kind, o, st, sendbuf, recvbuf, count, dt, op, 0, pd, po, 0);
   return op_issued(o, st, req);
 }
 
