@@ -292,6 +292,10 @@ typedef enum {
   AGAIN_REDUCE,
   AGAIN_SCAN,
   AGAIN_EXSCAN,
+  AGAIN_ALLGATHER,
+  AGAIN_ALLTOALL,
+  AGAIN_GATHER,
+  AGAIN_SCATTER,
   AGAIN_KINDS
 } again_kind_t;
 
@@ -303,6 +307,11 @@ typedef struct {
   int count, root;
   MPI_Datatype dt;
   MPI_Op op;
+  /* the send side of the calls of two sides (all-gather, all-to-all,
+   * gather, scatter; recvbuf's in count, dt); 0 and MPI_DATATYPE_NULL for
+   * the others */
+  int scount;
+  MPI_Datatype stype;
   pccl_dtype_t pd; /* what they mapped to */
   pccl_op_t po;
   size_t bytes;
@@ -314,10 +323,12 @@ static _Thread_local again_t agains[AGAIN_KINDS] __attribute__((tls_model("initi
 /* The kept call of kind k if this is its repeat (the caller is then inside
  * pccl, to leave by again_end), else NULL. */
 static const again_t *again(again_kind_t k, MPI_Comm comm, const void *sendbuf, void *recvbuf,
-                            int count, MPI_Datatype dt, MPI_Op op, int root) {
+                            int count, MPI_Datatype dt, MPI_Op op, int root, int scount,
+                            MPI_Datatype stype) {
   const again_t *a = &agains[k];
   if (!a->valid || a->c.comm != comm || a->sendbuf != sendbuf || a->recvbuf != recvbuf ||
-      a->count != count || a->dt != dt || a->op != op || a->root != root)
+      a->count != count || a->dt != dt || a->op != op || a->root != root ||
+      a->scount != scount || a->stype != stype)
     return NULL;
   return pccl_ip_again(&a->c) ? a : NULL;
 }
@@ -328,12 +339,15 @@ static int again_end(const pccl_ip_call_t *kept, pccl_status_t st) {
 }
 
 /* Keeps a blocking call that pccl ran on the user's buffers, before
- * op_issued ends it (`bytes`: a broadcast's size). */
+ * op_issued ends it (`bytes`: a broadcast's size, the block of a call of
+ * two sides). */
 static void again_keep(again_kind_t k, const op_t *o, pccl_status_t st, const void *sendbuf,
                        void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                       pccl_dtype_t pd, pccl_op_t po, size_t bytes) {
+                       int scount, MPI_Datatype stype, pccl_dtype_t pd, pccl_op_t po,
+                       size_t bytes) {
   if (o->nb || st != PCCL_OK || o->b.rc != MPI_SUCCESS || o->c.copied) return;
-  agains[k] = (again_t){1, o->c, sendbuf, recvbuf, count, root, dt, op, pd, po, bytes};
+  agains[k] =
+      (again_t){1, o->c, sendbuf, recvbuf, count, root, dt, op, scount, stype, pd, po, bytes};
 }
 
 /* ---- a repeated gatherv's or scatterv's short way ---- */
@@ -476,9 +490,9 @@ static pccl_ip_reason_t move_reason(int n1, MPI_Datatype t1, int n2, MPI_Datatyp
 
 static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                      MPI_Comm comm, MPI_Request *req) {
-  const again_t *a = req == BLOCKING
-                         ? again(AGAIN_ALLREDUCE, comm, sendbuf, recvbuf, count, dt, op, 0)
-                         : NULL;
+  const again_t *a = req == BLOCKING ? again(AGAIN_ALLREDUCE, comm, sendbuf, recvbuf, count, dt, op,
+                                             0, 0, MPI_DATATYPE_NULL)
+                                     : NULL;
   if (a)
     return again_end(&a->c, pccl_allreduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf,
                                            (size_t)count, a->pd, a->po, a->c.pc));
@@ -500,7 +514,8 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
   if (o->b.rc == MPI_SUCCESS)
     st = ISSUE(o, allreduce, inplace ? o->b.recv.bytes : o->b.send.bytes, o->b.recv.bytes,
                (size_t)count, pd, po, o->c.pc);
-  again_keep(AGAIN_ALLREDUCE, o, st, sendbuf, recvbuf, count, dt, op, 0, pd, po, 0);
+  again_keep(AGAIN_ALLREDUCE, o, st, sendbuf, recvbuf, count, dt, op, 0, 0, MPI_DATATYPE_NULL, pd,
+             po, 0);
   return op_issued(o, st, req);
 }
 
@@ -512,7 +527,8 @@ static int scan(pccl_ip_call_id_t id, const void *sendbuf, void *recvbuf, int co
   int exclusive = id == PCCL_IP_EXSCAN, inplace = sendbuf == MPI_IN_PLACE;
   again_kind_t kind = exclusive ? AGAIN_EXSCAN : AGAIN_SCAN;
   const again_t *a =
-      req == BLOCKING ? again(kind, comm, sendbuf, recvbuf, count, dt, op, 0) : NULL;
+      req == BLOCKING ? again(kind, comm, sendbuf, recvbuf, count, dt, op, 0, 0, MPI_DATATYPE_NULL)
+                      : NULL;
   if (a) {
     const void *in = inplace ? recvbuf : sendbuf;
     void *out = exclusive && !inplace && a->c.rank == 0 ? NULL : recvbuf;
@@ -544,7 +560,7 @@ static int scan(pccl_ip_call_id_t id, const void *sendbuf, void *recvbuf, int co
     st = ISSUE(o, exscan, in, inplace ? o->b.recv.bytes : out, (size_t)count, pd, po, o->c.pc);
   else if (o->b.rc == MPI_SUCCESS)
     st = ISSUE(o, scan, in, out, (size_t)count, pd, po, o->c.pc);
-  again_keep(kind, o, st, sendbuf, recvbuf, count, dt, op, 0, pd, po, 0);
+  again_keep(kind, o, st, sendbuf, recvbuf, count, dt, op, 0, 0, MPI_DATATYPE_NULL, pd, po, 0);
   return op_issued(o, st, req);
 }
 
@@ -674,7 +690,8 @@ static int reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcoun
 static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                   int root, MPI_Comm comm, MPI_Request *req) {
   const again_t *a =
-      req == BLOCKING ? again(AGAIN_REDUCE, comm, sendbuf, recvbuf, count, dt, op, root) : NULL;
+      req == BLOCKING ? again(AGAIN_REDUCE, comm, sendbuf, recvbuf, count, dt, op, root, 0,
+                                   MPI_DATATYPE_NULL) : NULL;
   if (a)
     return again_end(&a->c, pccl_reduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
                                         a->c.rank == root ? recvbuf : NULL, (size_t)count, a->pd,
@@ -698,14 +715,16 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
   if (o->b.rc == MPI_SUCCESS)
     st = ISSUE(o, reduce, inplace ? o->b.recv.bytes : o->b.send.bytes, o->b.recv.bytes,
                (size_t)count, pd, po, root, o->c.pc);
-  again_keep(AGAIN_REDUCE, o, st, sendbuf, recvbuf, count, dt, op, root, pd, po, 0);
+  again_keep(AGAIN_REDUCE, o, st, sendbuf, recvbuf, count, dt, op, root, 0, MPI_DATATYPE_NULL, pd,
+             po, 0);
   return op_issued(o, st, req);
 }
 
 static int bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm comm,
                  MPI_Request *req) {
   const again_t *a =
-      req == BLOCKING ? again(AGAIN_BCAST, comm, NULL, buffer, count, dt, MPI_OP_NULL, root) : NULL;
+      req == BLOCKING ? again(AGAIN_BCAST, comm, NULL, buffer, count, dt, MPI_OP_NULL, root, 0,
+                                  MPI_DATATYPE_NULL) : NULL;
   if (a)
     return again_end(&a->c, pccl_broadcast(buffer, buffer, a->bytes, PCCL_UINT8, root, a->c.pc));
   pccl_ip_call_t c;
@@ -723,8 +742,8 @@ static int bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm co
   if (o->b.rc == MPI_SUCCESS)
     st = ISSUE(o, broadcast, o->b.recv.bytes, o->b.recv.bytes, o->b.recv.len, PCCL_UINT8, root,
                o->c.pc);
-  again_keep(AGAIN_BCAST, o, st, NULL, buffer, count, dt, MPI_OP_NULL, root, PCCL_UINT8, PCCL_SUM,
-             o->b.recv.len);
+  again_keep(AGAIN_BCAST, o, st, NULL, buffer, count, dt, MPI_OP_NULL, root, 0, MPI_DATATYPE_NULL,
+             PCCL_UINT8, PCCL_SUM, o->b.recv.len);
   return op_issued(o, st, req);
 }
 
@@ -734,8 +753,20 @@ static int bcast(void *buffer, int count, MPI_Datatype dt, int root, MPI_Comm co
 static int everyone(pccl_ip_call_id_t id, const void *sendbuf, int sendcount,
                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                     MPI_Comm comm, MPI_Request *req) {
-  pccl_ip_call_t c;
   int inplace = sendbuf == MPI_IN_PLACE, alltoall = id == PCCL_IP_ALLTOALL;
+  again_kind_t kind = alltoall ? AGAIN_ALLTOALL : AGAIN_ALLGATHER;
+  const again_t *a = req == BLOCKING ? again(kind, comm, sendbuf, recvbuf, recvcount, recvtype,
+                                             MPI_OP_NULL, 0, sendcount, sendtype)
+                                     : NULL;
+  if (a) {
+    char *r = recvbuf;
+    const void *own = inplace ? (const void *)(r + (alltoall ? 0 : (size_t)a->c.rank * a->bytes))
+                              : sendbuf;
+    pccl_status_t (*fn)(const void *, void *, size_t, pccl_dtype_t, pccl_comm_t *) =
+        alltoall ? pccl_alltoall : pccl_allgather;
+    return again_end(&a->c, fn(own, r, a->bytes, PCCL_UINT8, a->c.pc));
+  }
+  pccl_ip_call_t c;
   pccl_ip_reason_t why = inplace ? move_reason(recvcount, recvtype, 0, recvtype)
                                  : move_reason(sendcount, sendtype, recvcount, recvtype);
   if (!start(&c, id, comm, why, req,
@@ -765,6 +796,8 @@ static int everyone(pccl_ip_call_id_t id, const void *sendbuf, int sendcount,
   else if (o->b.rc == MPI_SUCCESS)
     st = ISSUE(o, allgather, inplace ? r + (size_t)c.rank * blk : o->b.send.bytes, r, blk,
                PCCL_UINT8, o->c.pc);
+  again_keep(kind, o, st, sendbuf, recvbuf, recvcount, recvtype, MPI_OP_NULL, 0, sendcount,
+             sendtype, PCCL_UINT8, PCCL_SUM, blk);
   return op_issued(o, st, req);
 }
 
@@ -801,6 +834,15 @@ static int rank_in(MPI_Comm comm) {
 static int scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                    MPI_Request *req) {
+  const again_t *a = req == BLOCKING ? again(AGAIN_SCATTER, comm, sendbuf, recvbuf, recvcount,
+                                             recvtype, MPI_OP_NULL, root, sendcount, sendtype)
+                                     : NULL;
+  if (a) {
+    int here = a->c.rank == root;
+    const char *many = here ? sendbuf : NULL;
+    void *one = here && recvbuf == MPI_IN_PLACE ? (void *)(many + (size_t)root * a->bytes) : recvbuf;
+    return again_end(&a->c, pccl_scatter(many, one, a->bytes, PCCL_UINT8, root, a->c.pc));
+  }
   pccl_ip_call_t c;
   int at_root = rank_in(comm) == root, inplace = at_root && recvbuf == MPI_IN_PLACE;
   size_t blk;
@@ -826,6 +868,8 @@ static int scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     st = ISSUE(o, scatter, o->b.send.bytes,
                inplace ? o->b.send.bytes + (size_t)root * blk : o->b.recv.bytes, blk, PCCL_UINT8,
                root, o->c.pc);
+  again_keep(AGAIN_SCATTER, o, st, sendbuf, recvbuf, recvcount, recvtype, MPI_OP_NULL, root,
+             sendcount, sendtype, PCCL_UINT8, PCCL_SUM, blk);
   return op_issued(o, st, req);
 }
 
@@ -834,6 +878,15 @@ static int scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                   MPI_Request *req) {
+  const again_t *a = req == BLOCKING ? again(AGAIN_GATHER, comm, sendbuf, recvbuf, recvcount,
+                                             recvtype, MPI_OP_NULL, root, sendcount, sendtype)
+                                     : NULL;
+  if (a) {
+    char *many = a->c.rank == root ? recvbuf : NULL;
+    const void *one = sendbuf == MPI_IN_PLACE ? (const void *)(many + (size_t)root * a->bytes)
+                                              : sendbuf;
+    return again_end(&a->c, pccl_gather(one, many, a->bytes, PCCL_UINT8, root, a->c.pc));
+  }
   pccl_ip_call_t c;
   int at_root = rank_in(comm) == root, inplace = sendbuf == MPI_IN_PLACE;
   size_t blk;
@@ -859,6 +912,8 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
   if (o->b.rc == MPI_SUCCESS)
     st = ISSUE(o, gather, inplace ? o->b.recv.bytes + (size_t)root * blk : o->b.send.bytes,
                o->b.recv.bytes, blk, PCCL_UINT8, root, o->c.pc);
+  again_keep(AGAIN_GATHER, o, st, sendbuf, recvbuf, recvcount, recvtype, MPI_OP_NULL, root,
+             sendcount, sendtype, PCCL_UINT8, PCCL_SUM, blk);
   return op_issued(o, st, req);
 }
 

@@ -1031,6 +1031,130 @@ static void test_vrepeats(void) {
   free(counts), free(displs);
 }
 
+/* The same for MPI_Allgather, MPI_Alltoall, MPI_Gather and MPI_Scatter,
+ * whose short way keeps the send side's count and datatype too: each step
+ * changes one argument, among them the send datatype alone (the ints sent
+ * as MPI_2INT pairs, then as as many pairs of ints taken every other int:
+ * the same count and size, which only the datatype tells apart). */
+enum { EREP_ALLGATHER, EREP_ALLTOALL, EREP_GATHER, EREP_SCATTER };
+typedef struct {
+  int kind, inplace, count;
+  int stype; /* 0: count x MPI_INT; 1: count / 2 x MPI_2INT; 2: count / 2 pairs, stride 2 */
+  int recv_off; /* ints */
+  int root;     /* gather, scatter: modulo the size */
+} erep_step_t;
+
+static int erep_value(int from, int to, int round, int i) { return from * 1000 + to * 100 + round * 10 + i + 1; }
+
+/* the send datatype of a step, and the count of it a block takes */
+static MPI_Datatype erep_type(const erep_step_t *st, int *scount) {
+  *scount = st->stype ? st->count / 2 : st->count;
+  if (st->stype == 1) return MPI_2INT;
+  if (st->stype == 0) return MPI_INT;
+  MPI_Datatype pair, t;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &pair);
+  MPI_Type_create_resized(pair, 0, 4 * (MPI_Aint)sizeof(int), &t);
+  MPI_Type_free(&pair);
+  MPI_Type_commit(&t);
+  return t;
+}
+
+static int erep_call(const erep_step_t *st, int ip, const int *send, int scount, MPI_Datatype stype,
+                     int *rb, int root, MPI_Comm comm) {
+  const void *sb = ip && st->kind != EREP_SCATTER ? MPI_IN_PLACE : send;
+  int c = st->count;
+  switch (st->kind) {
+  case EREP_ALLGATHER: return CALL(MPI_Allgather, MPI_Iallgather, sb, scount, stype, rb, c, MPI_INT, comm);
+  case EREP_ALLTOALL: return CALL(MPI_Alltoall, MPI_Ialltoall, sb, scount, stype, rb, c, MPI_INT, comm);
+  case EREP_GATHER: return CALL(MPI_Gather, MPI_Igather, sb, scount, stype, rb, c, MPI_INT, root, comm);
+  default:
+    return CALL(MPI_Scatter, MPI_Iscatter, send, scount, stype, ip ? MPI_IN_PLACE : (void *)rb, c,
+                MPI_INT, root, comm);
+  }
+}
+
+static void erep_run(const erep_step_t *st, int round, MPI_Comm comm, int *send, int *recv,
+                     int *past) {
+  static const char *const names[] = {"repeated MPI_Allgather", "repeated MPI_Alltoall",
+                                      "repeated MPI_Gather", "repeated MPI_Scatter"};
+  int me = 0, n = 0, count = st->count, k = st->kind;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &n);
+  int root = st->root % n, rooted = k == EREP_GATHER || k == EREP_SCATTER;
+  int sblocks = k == EREP_ALLTOALL || k == EREP_SCATTER ? n : 1, stride = st->stype == 2 ? 2 : 1;
+  int each = k == EREP_ALLTOALL || k == EREP_SCATTER; /* a block for each rank */
+  int ip = st->inplace && (!rooted || me == root); /* MPI_IN_PLACE goes with the root alone */
+  size_t total = (size_t)n * 8 + 8;
+  for (size_t i = 0; i < total; i++) recv[i] = past[i] = -5;
+  for (int b = 0; b < sblocks; b++)
+    for (int i = 0; i < count * stride; i++)
+      send[b * count * stride + i] = i % stride ? -7 : erep_value(me, each ? b : 0, round, i / stride);
+  int *rb = recv + st->recv_off;
+  if (ip && k != EREP_SCATTER) /* the input where MPI looks for it in place */
+    for (int b = 0; b < n; b++)
+      for (int i = 0; i < count; i++)
+        if (each || b == me) rb[b * count + i] = past[st->recv_off + b * count + i] =
+                                 erep_value(me, each ? b : 0, round, i);
+  int scount;
+  MPI_Datatype stype = erep_type(st, &scount);
+  check_rc(names[k], erep_call(st, ip, send, scount, stype, rb, root, comm));
+  if (st->stype == 2) MPI_Type_free(&stype);
+  int rblocks = k == EREP_SCATTER ? 1 : n, receives = !(k == EREP_GATHER && me != root) && !(k == EREP_SCATTER && ip);
+  for (int b = 0; receives && b < rblocks; b++)
+    for (int i = 0; i < count; i++)
+      past[st->recv_off + b * count + i] = k == EREP_SCATTER ? erep_value(root, me, round, i)
+                                                             : erep_value(b, k == EREP_ALLTOALL ? me : 0, round, i);
+  check(names[k], recv, past, total * sizeof(int));
+}
+
+static void test_erepeats(void) {
+  static const erep_step_t steps[] = {
+      {EREP_ALLGATHER, 0, 3, 0, 0, 0},
+      {EREP_ALLGATHER, 0, 4, 0, 0, 0}, /* count */
+      {EREP_ALLGATHER, 0, 4, 1, 0, 0}, /* send type and count: MPI_2INT pairs */
+      {EREP_ALLGATHER, 0, 4, 2, 0, 0}, /* send type alone: the same bytes, strided */
+      {EREP_ALLGATHER, 0, 4, 2, 4, 0}, /* recvbuf */
+      {EREP_ALLGATHER, 1, 4, 0, 4, 0}, /* in place */
+      {EREP_ALLGATHER, 0, 3, 0, 0, 0}, /* the first again: next pass */
+      {EREP_ALLTOALL, 0, 3, 0, 0, 0},  /* the all-gather's arguments */
+      {EREP_ALLGATHER, 0, 3, 0, 0, 0}, /* the all-to-all's */
+      {EREP_ALLTOALL, 0, 4, 0, 0, 0},  /* count */
+      {EREP_ALLTOALL, 0, 4, 1, 0, 0},  /* send type and count */
+      {EREP_ALLTOALL, 0, 4, 2, 0, 0},  /* send type alone */
+      {EREP_ALLTOALL, 0, 4, 2, 4, 0},  /* recvbuf */
+      {EREP_ALLTOALL, 1, 4, 0, 4, 0},  /* in place */
+      {EREP_ALLTOALL, 0, 3, 0, 0, 0},
+      {EREP_GATHER, 0, 3, 0, 0, 0},
+      {EREP_GATHER, 0, 3, 0, 0, 1},    /* root */
+      {EREP_GATHER, 0, 4, 0, 0, 1},    /* count */
+      {EREP_GATHER, 0, 4, 1, 0, 1},    /* send type and count */
+      {EREP_GATHER, 0, 4, 2, 0, 1},    /* send type alone */
+      {EREP_GATHER, 0, 4, 2, 4, 1},    /* recvbuf */
+      {EREP_GATHER, 1, 4, 0, 4, 1},    /* in place at the root */
+      {EREP_GATHER, 0, 3, 0, 0, 0},
+      {EREP_SCATTER, 0, 3, 0, 0, 0},   /* the gather's arguments */
+      {EREP_GATHER, 0, 3, 0, 0, 0},    /* the scatter's */
+      {EREP_SCATTER, 0, 3, 0, 0, 1},   /* root */
+      {EREP_SCATTER, 0, 4, 0, 0, 1},   /* count */
+      {EREP_SCATTER, 0, 4, 1, 0, 1},   /* send type and count */
+      {EREP_SCATTER, 0, 4, 2, 0, 1},   /* send type alone */
+      {EREP_SCATTER, 0, 4, 2, 4, 1},   /* recvbuf */
+      {EREP_SCATTER, 1, 4, 0, 4, 1},   /* in place at the root */
+      {EREP_SCATTER, 0, 3, 0, 0, 0},
+  };
+  size_t total = (size_t)nranks * 8 + 8;
+  int *send = malloc(sizeof(int) * 2 * total), *recv = malloc(sizeof(int) * total),
+      *past = malloc(sizeof(int) * total);
+  for (int pass = 0; pass < 2; pass++) {
+    MPI_Comm comm = MPI_COMM_WORLD; /* then the ranks in reverse */
+    if (pass > 0) MPI_Comm_split(MPI_COMM_WORLD, 0, nranks - rank, &comm);
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++)
+      for (int round = 0; round < 3; round++) erep_run(&steps[k], round + (int)k, comm, send, recv, past);
+    if (pass > 0) MPI_Comm_free(&comm);
+  }
+  free(send), free(recv), free(past);
+}
+
 /* ---- cases that fall back, or that pccl runs through a copy ---- */
 
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
@@ -1414,6 +1538,7 @@ int main(int argc, char **argv) {
   test_barrier();
   test_repeats();
   test_vrepeats();
+  test_erepeats();
   test_nonblocking();
 
   /* Gather every rank's counts and digest with point-to-point messages,

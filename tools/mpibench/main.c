@@ -5,7 +5,8 @@
  * MPI_Scan and MPI_Exscan (-c scan,exscan), MPI_Allgatherv and
  * MPI_Reduce_scatter (-c allgatherv,reducescatterv: counts rising with the
  * rank, pccl-bench's), MPI_Gatherv and MPI_Scatterv (-c gatherv,scatterv:
- * the same counts, root 0) and MPI_Alltoallv (-c alltoallv: rank i sends
+ * the same counts, root 0), MPI_Alltoall, MPI_Gather and MPI_Scatter (-c
+ * alltoall,gather,scatter: equal blocks, root 0) and MPI_Alltoallv (-c alltoallv: rank i sends
  * rank j the count of rank (j - i) mod nranks), and MPI_Iallreduce
  * overlapping computation (-c iallreduce: issue, then 16 chunks of
  * arithmetic on a private 4 KB array with an MPI_Test after each, then
@@ -27,7 +28,7 @@
  *                 [-c allgather,reducescatter,allreduce,broadcast,reduce,barrier,scan,exscan,
  *                     allgatherv,reducescatterv,gatherv,scatterv,alltoallv,iallreduce,
  *                     iallgather,ireducescatter,ibroadcast,ireduce,ibarrier,igather,
- *                     iscatter,ialltoall,iscan,iexscan]
+ *                     iscatter,ialltoall,iscan,iexscan,alltoall,gather,scatter]
  *                 [-t TYPE:OP] [-r ROUNDS] [--csv FILE]
  * TYPE: float double int short char byte c_bool float_int double_int 2int;
  * OP: sum prod min max land lor lxor band bor bxor maxloc minloc. Sizes
@@ -40,18 +41,21 @@
 typedef enum {
   ALLGATHER, REDUCESCATTER, ALLREDUCE, BROADCAST, REDUCE, BARRIER, SCAN, EXSCAN, ALLGATHERV,
   REDUCESCATTERV, GATHERV, SCATTERV, ALLTOALLV, IALLREDUCE, IALLGATHER, IREDUCESCATTER,
-  IBROADCAST, IREDUCE, IBARRIER, IGATHER, ISCATTER, IALLTOALL, ISCAN, IEXSCAN, NCOLLS
+  IBROADCAST, IREDUCE, IBARRIER, IGATHER, ISCATTER, IALLTOALL, ISCAN, IEXSCAN, ALLTOALL, GATHER,
+  SCATTER, NCOLLS
 } coll_t;
 static const char *const coll_names[NCOLLS] = {
     "allgather", "reducescatter", "allreduce",  "broadcast",  "reduce",         "barrier",
     "scan",      "exscan",        "allgatherv", "reducescatterv", "gatherv",    "scatterv",
     "alltoallv", "iallreduce",    "iallgather", "ireducescatter", "ibroadcast", "ireduce",
-    "ibarrier",  "igather",       "iscatter",   "ialltoall",      "iscan",      "iexscan"};
+    "ibarrier",  "igather",       "iscatter",   "ialltoall",      "iscan",      "iexscan",
+    "alltoall",  "gather",        "scatter"};
 /* -c's list, for its error */
 #define COLL_LIST                                                                               \
   "allgather, reducescatter, allreduce, broadcast, reduce, barrier, scan, exscan, allgatherv, " \
   "reducescatterv, gatherv, scatterv, alltoallv, iallreduce, iallgather, ireducescatter, "     \
-  "ibroadcast, ireduce, ibarrier, igather, iscatter, ialltoall, iscan, iexscan"
+  "ibroadcast, ireduce, ibarrier, igather, iscatter, ialltoall, iscan, iexscan, alltoall, "   \
+  "gather, scatter"
 
 static int rank, nranks;
 
@@ -188,6 +192,9 @@ static void run_once(coll_t coll, void *send, void *recv, int count) {
     MPI_Alltoallv(send, scounts, sdispls, dtype, recv, rcounts, rdispls, dtype, MPI_COMM_WORLD);
     break;
   case ALLGATHER: MPI_Allgather(send, count, dtype, recv, count, dtype, MPI_COMM_WORLD); break;
+  case ALLTOALL: MPI_Alltoall(send, count, dtype, recv, count, dtype, MPI_COMM_WORLD); break;
+  case GATHER: MPI_Gather(send, count, dtype, recv, count, dtype, 0, MPI_COMM_WORLD); break;
+  case SCATTER: MPI_Scatter(send, count, dtype, recv, count, dtype, 0, MPI_COMM_WORLD); break;
   case REDUCESCATTER: MPI_Reduce_scatter_block(send, recv, count, dtype, op, MPI_COMM_WORLD); break;
   case BROADCAST: MPI_Bcast(recv, count, dtype, 0, MPI_COMM_WORLD); break;
   case REDUCE: MPI_Reduce(send, recv, count, dtype, op, 0, MPI_COMM_WORLD); break;
@@ -269,7 +276,8 @@ int main(int argc, char **argv) {
       int vcoll = c == ALLGATHERV || c == REDUCESCATTERV || c == GATHERV || c == SCATTERV ||
                   c == ALLTOALLV;
       int blocks = c == ALLGATHER || c == REDUCESCATTER || c == IALLGATHER || c == IREDUCESCATTER ||
-                   c == IGATHER || c == ISCATTER || c == IALLTOALL;
+                   c == IGATHER || c == ISCATTER || c == IALLTOALL || c == ALLTOALL ||
+                   c == GATHER || c == SCATTER;
       size_t per = blocks || vcoll ? (size_t)nranks : 1;
       int count = (int)(bytes / (size_t)extent / per);
       int barrier = c == BARRIER || c == IBARRIER;
