@@ -199,6 +199,15 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
   X(REDUCE_CMA, REDUCE, "cma", 0, 0,                                                              \
     "node segment for the handshake, data by cross-memory attach: each rank reduces its slice "  \
     "reading its peers' inputs and writes it into the root's output; one node", pccl_gen_seg)    \
+  X(SCATTER_CMA, SCATTER, "cma", 0, 0,                                                            \
+    "node segment for the handshake, data by cross-memory attach: every rank reads its block of " \
+    "the root's input; one node", pccl_gen_seg)                                                  \
+  X(GATHER_CMA, GATHER, "cma", 0, 0,                                                              \
+    "node segment for the handshake, data by cross-memory attach: every rank writes its block "   \
+    "into the root's output; one node", pccl_gen_seg)                                            \
+  X(ALLTOALL_CMA, ALLTOALL, "cma", 0, 0,                                                          \
+    "node segment for the handshake, data by cross-memory attach: every rank writes each block "  \
+    "into its rank's output (in place: the segment's buffers); one node", pccl_gen_seg)          \
   X(ALLREDUCE_SEG_CMA, ALLREDUCE, "seg_cma", 0, 0,                                                \
     PCCL_SEG_CMA_DESC, pccl_gen_seg)                                                              \
   X(ALLGATHER_SEG_CMA, ALLGATHER, "seg_cma", 0, 0,                                                \
@@ -206,6 +215,12 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
   X(BROADCAST_SEG_CMA, BROADCAST, "seg_cma", 0, 0,                                                \
     PCCL_SEG_CMA_DESC, pccl_gen_seg)                                                              \
   X(REDUCE_SEG_CMA, REDUCE, "seg_cma", 0, 0,                                                      \
+    PCCL_SEG_CMA_DESC, pccl_gen_seg)                                                              \
+  X(SCATTER_SEG_CMA, SCATTER, "seg_cma", 0, 0,                                                    \
+    PCCL_SEG_CMA_DESC, pccl_gen_seg)                                                              \
+  X(GATHER_SEG_CMA, GATHER, "seg_cma", 0, 0,                                                      \
+    PCCL_SEG_CMA_DESC, pccl_gen_seg)                                                              \
+  X(ALLTOALL_SEG_CMA, ALLTOALL, "seg_cma", 0, 0,                                                  \
     PCCL_SEG_CMA_DESC, pccl_gen_seg)                                                              \
   X(SCAN_RECDBL, SCAN, "recdbl", 0, 0,                                                            \
     "recursive doubling (Hillis-Steele): ceil(log2 p) steps of the whole vector, any p",         \

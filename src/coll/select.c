@@ -142,7 +142,26 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RING, 0, 0, 0},
     {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, 0, PCCL_ALGO_BROADCAST_BINOMIAL, 0, 0, 0},
     {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0, 0, 0},
-    /* Scatter, gather, all-to-all: the segment on one node while it wins.
+    /* Where the node's ranks may read and write each other's memory,
+     * seg_cma (the buffers timed against direct calls, see seg.c) from 16
+     * KiB in all (a scatter's 8 KiB a block): each block then crosses
+     * once. 2 ranks, pccl-bench -c scatter,gather,alltoall -a
+     * seg,cma,seg_cma,binomial,pairwise -b 8K -e 16M -f 4, malloc buffers
+     * (docs/results/rooted-cma): from 32 KiB seg_cma 1.40-1.56x Open MPI
+     * for the scatter (buffers 0.65-1.09x), 1.26-2.48x for the gather
+     * (0.95-1.21x), 0.95-1.26x for the all-to-all (0.47-0.87x). The
+     * binomial tree (one message) scatters 2 ranks' blocks from 256 KiB
+     * faster still, 1.70-1.85x against 1.40-1.56x; on 4 ranks it made
+     * 0.75-1.30x against direct's 1.10-1.85x. */
+    {PCCL_COLL_SCATTER, 8 << 10, 1, 0, 0, PCCL_ALGO_SCATTER_SEG, 1, 0, 0},
+    {PCCL_COLL_SCATTER, 128 << 10, 1, 0, 0, PCCL_ALGO_SCATTER_SEG_CMA, 2, 0, 0},
+    {PCCL_COLL_SCATTER, SIZE_MAX, 3, 0, 0, PCCL_ALGO_SCATTER_SEG_CMA, 2, 0, 0},
+    {PCCL_COLL_GATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_GATHER_SEG, 1, 0, 0},
+    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_SEG_CMA, 2, 0, 0},
+    {PCCL_COLL_ALLTOALL, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLTOALL_SEG, 1, 0, 0},
+    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_SEG_CMA, 2, 0, 0},
+    /* Without cross-memory attach, scatter, gather, all-to-all: the
+     * segment on one node while it wins (an earlier host).
      * pccl-bench -c gather,scatter,alltoall -a seg,binomial,pairwise, 2 and
      * 4 ranks, malloc buffers (docs/results/rooted): gather seg 1.07-21x
      * Open MPI at every size, binomial 0.35-1.52x; scatter seg 1.04-6.7x up
@@ -293,11 +312,17 @@ pccl_seg_path_t pccl__seg_path(pccl_algo_id_t id) {
   case PCCL_ALGO_ALLREDUCE_CMA:
   case PCCL_ALGO_ALLGATHER_CMA:
   case PCCL_ALGO_BROADCAST_CMA:
-  case PCCL_ALGO_REDUCE_CMA: return PCCL_SEG_DIRECT;
+  case PCCL_ALGO_REDUCE_CMA:
+  case PCCL_ALGO_SCATTER_CMA:
+  case PCCL_ALGO_GATHER_CMA:
+  case PCCL_ALGO_ALLTOALL_CMA: return PCCL_SEG_DIRECT;
   case PCCL_ALGO_ALLREDUCE_SEG_CMA:
   case PCCL_ALGO_ALLGATHER_SEG_CMA:
   case PCCL_ALGO_BROADCAST_SEG_CMA:
-  case PCCL_ALGO_REDUCE_SEG_CMA: return PCCL_SEG_TIMED;
+  case PCCL_ALGO_REDUCE_SEG_CMA:
+  case PCCL_ALGO_SCATTER_SEG_CMA:
+  case PCCL_ALGO_GATHER_SEG_CMA:
+  case PCCL_ALGO_ALLTOALL_SEG_CMA: return PCCL_SEG_TIMED;
   default: return PCCL_SEG_BUFFERS;
   }
 }

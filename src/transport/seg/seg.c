@@ -1118,19 +1118,96 @@ static pccl_status_t allgather_move(run_t *x, uint64_t n, size_t m) {
   return PCCL_OK;
 }
 
-/* What a direct call does between its two handshakes, and whether its
- * peers then have written into this rank's output (Valgrind is told). */
+/* The root copies its own block (unless in place); every other rank reads
+ * its block of the root's input, all of them at once, each byte crossing
+ * once where the buffers copy it in and out. */
+static pccl_status_t scatter_move(run_t *x, uint64_t n, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t bytes = m * x->es, mine = (size_t)s->me * bytes;
+  if (s->me == c->root) {
+    if (!c->inplace) pccl_copy(c->recvbuf, (const char *)c->sendbuf + mine, bytes);
+    return PCCL_OK;
+  }
+  return pccl_cma_read(s->pids[c->root], c->recvbuf, s->peers[c->root].send + mine, bytes)
+             ? PCCL_OK
+             : cma_failed(x, c->root, n);
+}
+
+/* Every rank but the root writes its block into the root's output, all of
+ * them at once; the root copies its own (unless in place). */
+static pccl_status_t gather_move(run_t *x, uint64_t n, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t bytes = m * x->es, mine = (size_t)s->me * bytes;
+  if (s->me == c->root) {
+    if (!c->inplace) pccl_copy((char *)c->recvbuf + mine, c->sendbuf, bytes);
+    return PCCL_OK;
+  }
+  return pccl_cma_write(s->pids[c->root], s->peers[c->root].recv + mine, c->sendbuf, bytes)
+             ? PCCL_OK
+             : cma_failed(x, c->root, n);
+}
+
+/* Every rank copies its own block and writes block r of its input into
+ * rank r's output, starting with the next rank up so that the ranks write
+ * to different peers at a time. Never in place (pccl_seg_run): a rank's
+ * input block for r lies where r's block for it must go, and r may not
+ * have sent it yet. */
+static pccl_status_t alltoall_move(run_t *x, uint64_t n, size_t m) {
+  const pccl_seg_call_t *c = x->c;
+  pccl_seg_t *s = x->s;
+  size_t bytes = m * x->es, mine = (size_t)s->me * bytes;
+  const char *in = c->sendbuf;
+  pccl_copy((char *)c->recvbuf + mine, in + mine, bytes);
+  for (int k = 1; k < s->n; k++) {
+    int r = (s->me + k) % s->n;
+    if (!pccl_cma_write(s->pids[r], s->peers[r].recv + mine, in + (size_t)r * bytes, bytes))
+      return cma_failed(x, r, n);
+  }
+  return PCCL_OK;
+}
+
+/* What a direct call does between its two handshakes, and what its peers
+ * then have written into this rank's output (Valgrind is told). */
+typedef enum { WROTE_NONE, WROTE_ALL, WROTE_ROOT } wrote_t;
 typedef struct {
   pccl_status_t (*move)(run_t *x, uint64_t n, size_t m);
-  int peers_write;
+  wrote_t peers_write; /* into every rank's output, or the root's only */
+  int blocks;          /* the output holds a block per rank */
 } direct_t;
 
 static const direct_t directs[PCCL_COLL_COUNT] = {
-    [PCCL_COLL_ALLREDUCE] = {allreduce_move, 1},
-    [PCCL_COLL_ALLGATHER] = {allgather_move, 1},
-    [PCCL_COLL_BROADCAST] = {broadcast_move, 0},
-    [PCCL_COLL_REDUCE] = {reduce_move, 1},
+    [PCCL_COLL_ALLREDUCE] = {allreduce_move, WROTE_ALL, 0},
+    [PCCL_COLL_ALLGATHER] = {allgather_move, WROTE_ALL, 1},
+    [PCCL_COLL_BROADCAST] = {broadcast_move, WROTE_NONE, 0},
+    [PCCL_COLL_REDUCE] = {reduce_move, WROTE_ROOT, 0},
+    [PCCL_COLL_SCATTER] = {scatter_move, WROTE_NONE, 0},
+    [PCCL_COLL_GATHER] = {gather_move, WROTE_ROOT, 1},
+    [PCCL_COLL_ALLTOALL] = {alltoall_move, WROTE_ALL, 1},
 };
+
+/* Whether the direct form takes this call (see alltoall_move). */
+static int direct_takes(const pccl_seg_call_t *c) {
+  return !(c->coll == PCCL_COLL_ALLTOALL && c->inplace);
+}
+
+/* A timed scatter, gather or all-to-all with more ranks than cores goes
+ * direct from blocks of this size, the buffers below: untimed (see
+ * pccl_seg_run), where the others always take the buffers. A block of
+ * theirs crosses once direct and twice through the buffers, and no rank
+ * reduces: 4 ranks on 2 cores, pccl-bench -a seg,cma -f 4, per block: 32
+ * KiB scatter 1.10x Open MPI through the buffers, 0.99x direct, gather
+ * 1.52x and 1.20x, all-to-all 1.18x and 1.15x; 128 KiB scatter 0.65x and
+ * 1.10x, gather 0.94x and 1.44x, all-to-all 0.72x and 1.22x; direct ahead
+ * at every size above (docs/results/rooted-cma). */
+#define CROWDED_DIRECT_MIN ((size_t)64 << 10)
+
+static int crowded_direct(const pccl_seg_call_t *c, size_t es) {
+  int moves = c->coll == PCCL_COLL_SCATTER || c->coll == PCCL_COLL_GATHER ||
+              c->coll == PCCL_COLL_ALLTOALL;
+  return moves && c->count * es >= CROWDED_DIRECT_MIN;
+}
 
 /* A direct call: round n publishes the buffers, the data move, round n + 1
  * says every rank is done with its peers'. */
@@ -1139,8 +1216,8 @@ static pccl_status_t direct_round(run_t *x, uint64_t n, size_t off, size_t m) {
   const direct_t *d = &directs[x->c->coll];
   pccl_status_t st = exchange_addrs(x, n, x->s->peers);
   if (st == PCCL_OK) st = direct_done(x, n + 1, d->move(x, n, m));
-  int written = d->peers_write && (x->c->coll != PCCL_COLL_REDUCE || x->s->me == x->c->root);
-  size_t blocks = x->c->coll == PCCL_COLL_ALLGATHER ? (size_t)x->s->n : 1;
+  int written = d->peers_write == WROTE_ALL || (d->peers_write == WROTE_ROOT && x->s->me == x->c->root);
+  size_t blocks = d->blocks ? (size_t)x->s->n : 1;
   if (st == PCCL_OK && written) PCCL_PEER_WROTE(x->c->recvbuf, blocks * m * x->es);
   return st;
 }
@@ -1363,9 +1440,13 @@ pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
    * seg_cma 1.41x; all-gather of 2-32 MiB seg 1.21-1.53x, cma 0.87-1.19x,
    * seg_cma 1.06-1.41x; 3 ranks within the spread of each other. The
    * pushed all-gather narrowed that: 1-16 MiB seg 1.24-1.53x, cma
-   * 1.09-1.53x (docs/results/push). */
+   * 1.09-1.53x (docs/results/push). But large blocks that are only
+   * moved go direct (crowded_direct). An in-place all-to-all takes the
+   * buffers whichever path was asked for (alltoall_move). */
+  if (!direct_takes(call)) return run_path(s, call, 0, watch, why, whylen, in_step);
   if (call->path == PCCL_SEG_TIMED && s->yield)
-    return run_path(s, call, 0, watch, why, whylen, in_step);
+    return run_path(s, call, crowded_direct(call, pccl_dtype_size(call->dtype)), watch, why,
+                    whylen, in_step);
   if (call->path == PCCL_SEG_TIMED) return run_timed(s, call, watch, why, whylen);
   return run_path(s, call, call->path == PCCL_SEG_DIRECT, watch, why, whylen, in_step);
 }
