@@ -1118,35 +1118,26 @@ static pccl_status_t allgather_move(run_t *x, uint64_t n, size_t m) {
   return PCCL_OK;
 }
 
-/* The root copies its own block (unless in place); every other rank reads
- * its block of the root's input, all of them at once, each byte crossing
- * once where the buffers copy it in and out. */
-static pccl_status_t scatter_move(run_t *x, uint64_t n, size_t m) {
+/* Scatter and gather mirror each other: the root copies its own block
+ * between its two buffers (unless in place), and every other rank moves
+ * its block between its own buffer and the root's by cross-memory attach,
+ * all of them at once, reading it (scatter) or writing it (gather): each
+ * byte crosses once, where the buffers copy it in and out. */
+static pccl_status_t rooted_move(run_t *x, uint64_t n, size_t m) {
   const pccl_seg_call_t *c = x->c;
   pccl_seg_t *s = x->s;
   size_t bytes = m * x->es, mine = (size_t)s->me * bytes;
+  int gather = c->coll == PCCL_COLL_GATHER;
   if (s->me == c->root) {
-    if (!c->inplace) pccl_copy(c->recvbuf, (const char *)c->sendbuf + mine, bytes);
+    if (!c->inplace)
+      pccl_copy((char *)c->recvbuf + (gather ? mine : 0),
+                (const char *)c->sendbuf + (gather ? 0 : mine), bytes);
     return PCCL_OK;
   }
-  return pccl_cma_read(s->pids[c->root], c->recvbuf, s->peers[c->root].send + mine, bytes)
-             ? PCCL_OK
-             : cma_failed(x, c->root, n);
-}
-
-/* Every rank but the root writes its block into the root's output, all of
- * them at once; the root copies its own (unless in place). */
-static pccl_status_t gather_move(run_t *x, uint64_t n, size_t m) {
-  const pccl_seg_call_t *c = x->c;
-  pccl_seg_t *s = x->s;
-  size_t bytes = m * x->es, mine = (size_t)s->me * bytes;
-  if (s->me == c->root) {
-    if (!c->inplace) pccl_copy((char *)c->recvbuf + mine, c->sendbuf, bytes);
-    return PCCL_OK;
-  }
-  return pccl_cma_write(s->pids[c->root], s->peers[c->root].recv + mine, c->sendbuf, bytes)
-             ? PCCL_OK
-             : cma_failed(x, c->root, n);
+  pid_t pid = s->pids[c->root];
+  int moved = gather ? pccl_cma_write(pid, s->peers[c->root].recv + mine, c->sendbuf, bytes)
+                     : pccl_cma_read(pid, c->recvbuf, s->peers[c->root].send + mine, bytes);
+  return moved ? PCCL_OK : cma_failed(x, c->root, n);
 }
 
 /* Every rank copies its own block and writes block r of its input into
@@ -1182,8 +1173,8 @@ static const direct_t directs[PCCL_COLL_COUNT] = {
     [PCCL_COLL_ALLGATHER] = {allgather_move, WROTE_ALL, 1},
     [PCCL_COLL_BROADCAST] = {broadcast_move, WROTE_NONE, 0},
     [PCCL_COLL_REDUCE] = {reduce_move, WROTE_ROOT, 0},
-    [PCCL_COLL_SCATTER] = {scatter_move, WROTE_NONE, 0},
-    [PCCL_COLL_GATHER] = {gather_move, WROTE_ROOT, 1},
+    [PCCL_COLL_SCATTER] = {rooted_move, WROTE_NONE, 0},
+    [PCCL_COLL_GATHER] = {rooted_move, WROTE_ROOT, 1},
     [PCCL_COLL_ALLTOALL] = {alltoall_move, WROTE_ALL, 1},
 };
 
@@ -1216,7 +1207,8 @@ static pccl_status_t direct_round(run_t *x, uint64_t n, size_t off, size_t m) {
   const direct_t *d = &directs[x->c->coll];
   pccl_status_t st = exchange_addrs(x, n, x->s->peers);
   if (st == PCCL_OK) st = direct_done(x, n + 1, d->move(x, n, m));
-  int written = d->peers_write == WROTE_ALL || (d->peers_write == WROTE_ROOT && x->s->me == x->c->root);
+  int written = d->peers_write == WROTE_ALL ||
+                (d->peers_write == WROTE_ROOT && x->s->me == x->c->root);
   size_t blocks = d->blocks ? (size_t)x->s->n : 1;
   if (st == PCCL_OK && written) PCCL_PEER_WROTE(x->c->recvbuf, blocks * m * x->es);
   return st;
