@@ -47,7 +47,7 @@ typedef struct {
   pccl_dtype_t dtype;
   int op; /* pccl_op_t, or -1 for data movement */
   size_t count;
-  int inplace;
+  int inplace; /* 1: on every rank; 2: on the even ranks only */
   int root; /* -1 for collectives without a root */
   kind_t kind;
   uint32_t seed;
@@ -633,6 +633,7 @@ static int run_case(const tcase_t *c) {
   const size_t es = rc_size(d), cnt = c->count, n = (size_t)g_n, r = (size_t)g_rank;
   const int root = c->root, is_root = g_rank == root;
   const unsigned char sent = ((c->seed + (uint32_t)c->inplace + (uint32_t)c->root) & 1u) ? 0xA5 : 0x5C;
+  const int ip = c->inplace == 1 || (c->inplace == 2 && g_rank % 2 == 0);
   rc_buf_t A = {0}, B = {0};
   int haveB = 0;
   const void *sp = NULL;
@@ -671,7 +672,7 @@ static int run_case(const tcase_t *c) {
     nchk++;                            \
   } while (0)
 
-  if (!c->inplace) {
+  if (!ip) {
     ALLOC(A, send_elems);
     fill_input(c, A.data, g_rank, 0, send_elems);
     ALLOC(B, recv_elems);
@@ -887,8 +888,12 @@ static void run_variants(pccl_coll_t coll, pccl_dtype_t dtype, int op, size_t co
     roots[nroots++] = -1;
   }
   const uint32_t seed = g_seed++; /* variants share inputs (see cache_get) */
+  /* an all-to-all also in place on the even ranks only: pccl tells in
+   * place by each rank's pointers, and a node's direct form, which cannot
+   * run in place, must then take every rank to the same path */
+  int forms = coll == PCCL_COLL_ALLTOALL && g_n > 1 ? 3 : 2;
   for (int ri = 0; ri < nroots; ri++)
-    for (int inplace = 0; inplace < 2; inplace++) {
+    for (int inplace = 0; inplace < forms; inplace++) {
       tcase_t c = {coll, dtype, op, count, inplace, roots[ri], kind, seed};
       record(run_case(&c));
     }

@@ -67,9 +67,10 @@ typedef struct {
 
 _Static_assert(sizeof(head_t) == LINE && sizeof(ctrl_t) == LINE, "one cache line each");
 
-/* Where a rank's buffers lie, in its own address space (direct calls). */
+/* Where a rank's buffers lie, in its own address space (direct calls),
+ * and whether it cannot take the call direct (see direct_takes). */
 typedef struct {
-  uint64_t send, recv;
+  uint64_t send, recv, refuses;
 } addrs_t;
 
 /* A timed call's size class (bytes rounded down to a power of two): its
@@ -324,6 +325,7 @@ typedef struct {
   waiter_t w;
   int in_step; /* the call failed, but every rank took its rounds (pccl_seg_run) */
   uint64_t posted; /* the last round whose part contribute() published */
+  int refused;     /* a direct call some rank refused (direct_takes): it goes through the buffers */
 } run_t;
 
 /* The bytes at element `off` of a buffer. */
@@ -956,9 +958,12 @@ static pccl_status_t alltoallv_round(run_t *x, uint64_t n, size_t off, size_t m)
  * while a peer still uses its buffers. Each byte then crosses between
  * processes once, where the buffers' rounds copy it in and out again. */
 
+static int direct_takes(const pccl_seg_call_t *c);
+
 /* Round n: publishes this rank's buffers and learns every peer's, having
- * checked that each makes the same call. */
-static pccl_status_t exchange_addrs(run_t *x, uint64_t n, addrs_t *peers) {
+ * checked that each makes the same call; *refused when some rank cannot
+ * take it direct. */
+static pccl_status_t exchange_addrs(run_t *x, uint64_t n, addrs_t *peers, int *refused) {
   pccl_seg_t *s = x->s;
   pccl_status_t st = wait_free(s, n, BIG, &x->w);
   if (st != PCCL_OK) return st;
@@ -967,13 +972,15 @@ static pccl_status_t exchange_addrs(run_t *x, uint64_t n, addrs_t *peers) {
   const void *src = c->inplace && c->coll == PCCL_COLL_ALLGATHER
                         ? (const char *)c->recvbuf + (size_t)s->me * c->count * x->es
                         : c->sendbuf;
-  addrs_t mine = {(uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)c->recvbuf};
+  addrs_t mine = {(uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)c->recvbuf, !direct_takes(c)};
   memcpy(head(s, s->me, n, BIG)->data, &mine, sizeof mine);
   publish(s, n, BIG, x->digest);
+  *refused = (int)mine.refuses;
   for (int r = 0; r < s->n; r++) {
     if (r == s->me) continue;
     if ((st = wait_part(s, r, n, BIG, x->digest, &x->w)) != PCCL_OK) return st;
     memcpy(&peers[r], head(s, r, n, BIG)->data, sizeof peers[r]);
+    *refused |= (int)peers[r].refuses;
   }
   return PCCL_OK;
 }
@@ -1142,7 +1149,7 @@ static pccl_status_t rooted_move(run_t *x, uint64_t n, size_t m) {
 
 /* Every rank copies its own block and writes block r of its input into
  * rank r's output, starting with the next rank up so that the ranks write
- * to different peers at a time. Never in place (pccl_seg_run): a rank's
+ * to different peers at a time. Never in place (direct_takes): a rank's
  * input block for r lies where r's block for it must go, and r may not
  * have sent it yet. */
 static pccl_status_t alltoall_move(run_t *x, uint64_t n, size_t m) {
@@ -1178,10 +1185,15 @@ static const direct_t directs[PCCL_COLL_COUNT] = {
     [PCCL_COLL_ALLTOALL] = {alltoall_move, WROTE_ALL, 1},
 };
 
-/* Whether the direct form takes this call (see alltoall_move). */
+/* Whether the direct form takes this call on this rank (see
+ * alltoall_move). Ranks may differ (pccl tells an in-place call by its
+ * pointers, on each rank), so a direct call that any rank refuses runs
+ * through the buffers on every rank after its two rounds, the refusal
+ * learnt in the first (run_path). */
 static int direct_takes(const pccl_seg_call_t *c) {
   return !(c->coll == PCCL_COLL_ALLTOALL && c->inplace);
 }
+
 
 /* A timed scatter, gather or all-to-all with more ranks than cores goes
  * direct from blocks of this size, the buffers below: untimed (see
@@ -1205,8 +1217,9 @@ static int crowded_direct(const pccl_seg_call_t *c, size_t es) {
 static pccl_status_t direct_round(run_t *x, uint64_t n, size_t off, size_t m) {
   (void)off; /* a direct call runs whole */
   const direct_t *d = &directs[x->c->coll];
-  pccl_status_t st = exchange_addrs(x, n, x->s->peers);
-  if (st == PCCL_OK) st = direct_done(x, n + 1, d->move(x, n, m));
+  pccl_status_t st = exchange_addrs(x, n, x->s->peers, &x->refused);
+  if (st == PCCL_OK) st = direct_done(x, n + 1, x->refused ? PCCL_OK : d->move(x, n, m));
+  if (x->refused) return st;
   int written = d->peers_write == WROTE_ALL ||
                 (d->peers_write == WROTE_ROOT && x->s->me == x->c->root);
   size_t blocks = d->blocks ? (size_t)x->s->n : 1;
@@ -1363,8 +1376,9 @@ static pccl_status_t run_path(pccl_seg_t *s, const pccl_seg_call_t *call, int di
    * different paths get an error */
   run_t x = {s, call, pccl_dtype_size(call->dtype),
              (call->prepared ? call->digest : digest_of(call, s->n)) ^ ((uint64_t)direct_call << 32),
-             pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen, 0}, 0, 0};
+             pccl_kernel_reduce(call->dtype, call->op), {watch, why, whylen, 0}, 0, 0, 0};
   pccl_status_t st = run_rounds(&x, coll_of(s, call, x.es, direct_call));
+  if (st == PCCL_OK && x.refused) st = run_rounds(&x, coll_of(s, call, x.es, 0));
   *in_step = st != PCCL_OK && x.in_step;
   if (st != PCCL_OK && !*in_step)
     atomic_store_explicit(&ctrl(s, s->me)->failed, (uint32_t)st, memory_order_release);
@@ -1433,9 +1447,7 @@ pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
    * seg_cma 1.06-1.41x; 3 ranks within the spread of each other. The
    * pushed all-gather narrowed that: 1-16 MiB seg 1.24-1.53x, cma
    * 1.09-1.53x (docs/results/push). But large blocks that are only
-   * moved go direct (crowded_direct). An in-place all-to-all takes the
-   * buffers whichever path was asked for (alltoall_move). */
-  if (!direct_takes(call)) return run_path(s, call, 0, watch, why, whylen, in_step);
+   * moved go direct (crowded_direct). */
   if (call->path == PCCL_SEG_TIMED && s->yield)
     return run_path(s, call, crowded_direct(call, pccl_dtype_size(call->dtype)), watch, why,
                     whylen, in_step);
@@ -1507,7 +1519,7 @@ static run_t nb_run(pccl_seg_t *s, pccl_seg_op_t *op, const pccl_seg_watch_t *wa
                     size_t whylen, int nowait) {
   const pccl_seg_call_t *c = &op->call;
   return (run_t){s, c, pccl_dtype_size(c->dtype), op->digest, pccl_kernel_reduce(c->dtype, c->op),
-                 {watch, why, whylen, nowait}, 0, op->posted};
+                 {watch, why, whylen, nowait}, 0, op->posted, 0};
 }
 
 pccl_status_t pccl_seg_post(pccl_seg_t *s, pccl_seg_op_t *op, const pccl_seg_watch_t *watch,
