@@ -317,51 +317,13 @@ typedef struct {
   size_t bytes;
 } again_t;
 
-/* initial-exec as setup.c's depth: the drop-in is preloaded or linked */
-static _Thread_local again_t agains[AGAIN_KINDS] __attribute__((tls_model("initial-exec")));
-
-/* The kept call of kind k if this is its repeat (the caller is then inside
- * pccl, to leave by again_end), else NULL. */
-static const again_t *again(again_kind_t k, MPI_Comm comm, const void *sendbuf, void *recvbuf,
-                            int count, MPI_Datatype dt, MPI_Op op, int root, int scount,
-                            MPI_Datatype stype) {
-  const again_t *a = &agains[k];
-  if (!a->valid || a->c.comm != comm || a->sendbuf != sendbuf || a->recvbuf != recvbuf ||
-      a->count != count || a->dt != dt || a->op != op || a->root != root ||
-      a->scount != scount || a->stype != stype)
-    return NULL;
-  return pccl_ip_again(&a->c) ? a : NULL;
-}
-
-static int again_end(const pccl_ip_call_t *kept, pccl_status_t st) {
-  pccl_ip_call_t c = *kept;
-  return pccl_ip_finish(&c, st, MPI_SUCCESS, copy_what);
-}
-
-/* Keeps a blocking call that pccl ran on the user's buffers, before
- * op_issued ends it (`bytes`: a broadcast's size, the block of a call of
- * two sides). */
-static void again_keep(again_kind_t k, const op_t *o, pccl_status_t st, const void *sendbuf,
-                       void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                       int scount, MPI_Datatype stype, pccl_dtype_t pd, pccl_op_t po,
-                       size_t bytes) {
-  if (o->nb || st != PCCL_OK || o->b.rc != MPI_SUCCESS || o->c.copied) return;
-  agains[k] =
-      (again_t){1, o->c, sendbuf, recvbuf, count, root, dt, op, scount, stype, pd, po, bytes};
-}
-
-/* ---- a repeated gatherv's or scatterv's short way ---- */
-
 /* The same for the last MPI_Gatherv and MPI_Scatterv on this thread that
  * pccl ran on the user's own buffers, on up to VAGAIN_RANKS ranks: a
  * repeat with the same arguments, whose arrays at the root hold the same
  * counts and displacements (compared, since a program may change them
  * behind the same pointers), takes the bytes and offsets v_open derived
  * (2 ranks, 8 bytes, callgrind: the wrapper cost about 950 instructions a
- * call at the root, as much as Open MPI's whole call). Kept on the heap
- * (3 KB a thread), not in initial-exec TLS, whose space is small; freed
- * when a thread other than the main one exits (the main one's lasts to
- * the end). */
+ * call at the root, as much as Open MPI's whole call). */
 enum { VAGAIN_GATHERV, VAGAIN_SCATTERV, VAGAIN_KINDS, VAGAIN_RANKS = 64 };
 
 typedef struct {
@@ -383,37 +345,80 @@ typedef struct {
   size_t count[VAGAIN_RANKS], at[VAGAIN_RANKS];
 } vagain_t;
 
-static _Thread_local vagain_t *vagains __attribute__((tls_model("initial-exec")));
-static pthread_key_t vagain_key; /* frees a thread's table when it exits */
-static int vagain_key_made;
-static pthread_once_t vagain_once = PTHREAD_ONCE_INIT;
+/* This thread's kept calls, on the heap (about 4 KB), not in initial-exec
+ * TLS, whose space a library loaded later may need; freed when a thread
+ * other than the main one exits (the main one's lasts to the end). */
+typedef struct {
+  again_t a[AGAIN_KINDS];
+  vagain_t v[VAGAIN_KINDS];
+} kept_t;
+
+/* initial-exec as setup.c's depth: the drop-in is preloaded or linked */
+static _Thread_local kept_t *kept __attribute__((tls_model("initial-exec")));
+static pthread_key_t kept_key; /* frees a thread's table when it exits */
+static int kept_key_made;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
 
 /* (a later destructor of the exiting thread may still make an MPI call) */
-static void vagain_free(void *table) {
+static void kept_free(void *table) {
   free(table);
-  vagains = NULL;
+  kept = NULL;
 }
 
-static void vagain_key_make(void) {
-  vagain_key_made = pthread_key_create(&vagain_key, vagain_free) == 0;
+static void kept_key_make(void) { kept_key_made = pthread_key_create(&kept_key, kept_free) == 0; }
+
+/* This thread's table, allocated on first use; NULL when out of memory. */
+static kept_t *kept_table(void) {
+  if (kept) return kept;
+  pthread_once(&kept_once, kept_key_make);
+  if (!kept_key_made) return NULL;
+  kept_t *t = calloc(1, sizeof *t);
+  if (t && pthread_setspecific(kept_key, t) != 0) free(t), t = NULL;
+  return kept = t;
 }
 
-/* This thread's kept calls, allocated on first use; NULL when out of memory. */
-static vagain_t *vagain_table(void) {
-  if (vagains) return vagains;
-  pthread_once(&vagain_once, vagain_key_make);
-  if (!vagain_key_made) return NULL;
-  vagain_t *t = calloc(VAGAIN_KINDS, sizeof *t);
-  if (t && pthread_setspecific(vagain_key, t) != 0) free(t), t = NULL;
-  return vagains = t;
+/* The kept call of kind k if this is its repeat (the caller is then inside
+ * pccl, to leave by again_end), else NULL. */
+static const again_t *again(again_kind_t k, MPI_Comm comm, const void *sendbuf, void *recvbuf,
+                            int count, MPI_Datatype dt, MPI_Op op, int root, int scount,
+                            MPI_Datatype stype) {
+  const again_t *a = kept ? &kept->a[k] : NULL;
+  if (!a || !a->valid || a->c.comm != comm || a->sendbuf != sendbuf || a->recvbuf != recvbuf ||
+      a->count != count || a->dt != dt || a->op != op || a->root != root ||
+      a->scount != scount || a->stype != stype)
+    return NULL;
+  return pccl_ip_again(&a->c) ? a : NULL;
 }
+
+static int again_end(const pccl_ip_call_t *call, pccl_status_t st) {
+  pccl_ip_call_t c = *call;
+  return pccl_ip_finish(&c, st, MPI_SUCCESS, copy_what);
+}
+
+/* Keeps a blocking call that pccl ran on the user's buffers, before
+ * op_issued ends it (`bytes`: a broadcast's size, the block of a call of
+ * two sides). */
+static void again_keep(again_kind_t k, const op_t *o, pccl_status_t st, const void *sendbuf,
+                       void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                       int scount, MPI_Datatype stype, pccl_dtype_t pd, pccl_op_t po,
+                       size_t bytes) {
+  if (o->nb || st != PCCL_OK || o->b.rc != MPI_SUCCESS || o->c.copied || !kept_table()) return;
+  again_t *a = &kept->a[k];
+  a->valid = 0;
+  /* predefined types only: a derived one freed and made again may come
+   * back under the same handle with another layout or size */
+  if (!pccl_ip_plain(dt) || (stype != MPI_DATATYPE_NULL && !pccl_ip_plain(stype))) return;
+  *a = (again_t){1, o->c, sendbuf, recvbuf, count, root, dt, op, scount, stype, pd, po, bytes};
+}
+
+/* ---- a repeated gatherv's or scatterv's short way ---- */
 
 /* The kept call of kind k if this is its repeat (the caller is then inside
  * pccl, to leave by again_end), else NULL. */
 static const vagain_t *vagain(int k, MPI_Comm comm, const void *one, int one_count,
                               MPI_Datatype one_type, const void *many, const int counts[],
                               const int displs[], MPI_Datatype many_type, int root) {
-  const vagain_t *a = vagains ? &vagains[k] : NULL;
+  const vagain_t *a = kept ? &kept->v[k] : NULL;
   if (!a || !a->valid || a->c.comm != comm || a->root != root || a->one != one ||
       a->one_count != one_count || a->one_type != one_type)
     return NULL;
@@ -436,9 +441,9 @@ static void vagain_keep(int k, const op_t *o, pccl_status_t st, const void *one,
                         const int displs[], MPI_Datatype many_type, int root, const vside_t *v,
                         const void *pone, size_t pone_len) {
   if (o->nb || st != PCCL_OK || o->b.rc != MPI_SUCCESS || o->c.copied ||
-      o->c.size > VAGAIN_RANKS || !vagain_table())
+      o->c.size > VAGAIN_RANKS || !kept_table())
     return;
-  vagain_t *a = &vagains[k];
+  vagain_t *a = &kept->v[k];
   a->valid = 0;
   if (!pccl_ip_plain(one_type) || (v && !pccl_ip_plain(many_type))) return;
   size_t n = (size_t)o->c.size;

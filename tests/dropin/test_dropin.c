@@ -1155,6 +1155,33 @@ static void test_erepeats(void) {
   free(send), free(recv), free(past);
 }
 
+/* A derived datatype freed and made again can come back under the same
+ * handle with another size (Open MPI reuses it): the repeat of a call on
+ * the old one must not move the old one's bytes. */
+static void test_retyped(void) {
+  int send = rank + 1, *recv = malloc(sizeof(int) * (size_t)nranks), *want = malloc(sizeof(int) * (size_t)nranks);
+  for (int pass = 0; pass < 2; pass++) { /* all-gather, then broadcast */
+    for (int ints = 0; ints < 2; ints++) {
+      MPI_Datatype t;
+      MPI_Type_contiguous(ints, MPI_INT, &t);
+      MPI_Type_commit(&t);
+      for (int i = 0; i < nranks; i++) recv[i] = want[i] = -1;
+      if (pass == 0) {
+        check_rc("MPI_Allgather on a type made again", MPI_Allgather(&send, 1, t, recv, 1, t, MPI_COMM_WORLD));
+        for (int i = 0; ints && i < nranks; i++) want[i] = i + 1;
+      } else {
+        recv[0] = rank == 0 ? 7 : -1;
+        check_rc("MPI_Bcast on a type made again", MPI_Bcast(recv, 1, t, 0, MPI_COMM_WORLD));
+        want[0] = ints || rank == 0 ? 7 : -1;
+      }
+      check(pass == 0 ? "MPI_Allgather on a type made again" : "MPI_Bcast on a type made again", recv, want,
+            sizeof(int) * (size_t)nranks);
+      MPI_Type_free(&t);
+    }
+  }
+  free(recv), free(want);
+}
+
 /* ---- cases that fall back, or that pccl runs through a copy ---- */
 
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
@@ -1539,6 +1566,7 @@ int main(int argc, char **argv) {
   test_repeats();
   test_vrepeats();
   test_erepeats();
+  test_retyped();
   test_nonblocking();
 
   /* Gather every rank's counts and digest with point-to-point messages,
