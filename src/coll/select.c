@@ -149,7 +149,7 @@ static const rule_t rules[] = {
      * seg,cma,seg_cma,binomial,pairwise -b 8K -e 16M -f 4, malloc buffers
      * (docs/results/rooted-cma): from 32 KiB seg_cma 1.40-1.56x Open MPI
      * for the scatter (buffers 0.65-1.09x), 1.26-2.48x for the gather
-     * (0.95-1.21x), 0.95-1.26x for the all-to-all (0.47-0.87x). The
+     * (0.78-1.21x), 0.95-1.26x for the all-to-all (0.47-0.87x). The
      * binomial tree (one message) scatters 2 ranks' blocks from 256 KiB
      * faster still, 1.70-1.85x against 1.40-1.56x; on 4 ranks it made
      * 0.75-1.30x against direct's 1.10-1.85x. */
