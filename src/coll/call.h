@@ -24,7 +24,7 @@ typedef struct {
   int internal; /* pccl's own (an agreement): PCCL_ALGO's forcing is not for it */
   pccl_choice_t chosen; /* a non-blocking call's algorithm, chosen as it was issued */
   pccl_status_t refused; /* PCCL_CHECK's internal request: the call was refused when issued */
-  int token; /* a barrier: the buffers are one byte (a request's own for pccl_ibarrier) */
+  int token; /* a barrier: the buffers are the communicator's one byte */
   /* the v-collectives' (the caller's arrays): the counts of the buffer that
    * holds every rank's block (the all-to-allv's receive side), and the
    * all-to-allv's send side */

@@ -938,10 +938,17 @@ struct pccl_call_memo {
   pccl_seg_call_t seg;
 };
 
-/* One memo per collective: a loop that alternates collectives (an
- * all-reduce of a residual, a broadcast of a step size) repeats each. */
-static struct pccl_call_memo *memo_of(const pccl_comm_t *comm, pccl_coll_t coll) {
-  return comm->memo ? &comm->memo[coll] : NULL;
+/* One memo per collective, and one for the barrier (an all-reduce of its
+ * own byte): a loop that alternates collectives (an all-reduce of a
+ * residual, a broadcast of a step size, a barrier before the timer) repeats
+ * each. */
+#define MEMO_BARRIER PCCL_COLL_COUNT
+#define MEMO_SLOTS (PCCL_COLL_COUNT + 1)
+
+static int memo_slot(const pccl_call_t *c) { return c->token ? MEMO_BARRIER : (int)c->coll; }
+
+static struct pccl_call_memo *memo_of(const pccl_comm_t *comm, int slot) {
+  return comm->memo ? &comm->memo[slot] : NULL;
 }
 
 /* Whether validation reads a v-call's counts and displs on this rank: a
@@ -971,7 +978,7 @@ static int memo_arrays(const struct pccl_call_memo *m, size_t p, const size_t *c
 }
 
 static int memo_hit(const pccl_comm_t *comm, pccl_call_t *c, pccl_choice_t *choice) {
-  const struct pccl_call_memo *m = memo_of(comm, c->coll);
+  const struct pccl_call_memo *m = memo_of(comm, memo_slot(c));
   if (!m || !m->choice.algo || m->gen != comm->config_gen || c->lossy_call || c->piece) return 0;
   const pccl_call_t *v = &m->call;
   if (v->coll != c->coll || v->api != c->api || v->sendbuf != c->sendbuf ||
@@ -1002,7 +1009,7 @@ static int memo_keep_arrays(struct pccl_call_memo *m, size_t p, const pccl_call_
 }
 
 void pccl__memo_free(pccl_comm_t *comm) {
-  for (int i = 0; comm->memo && i < PCCL_COLL_COUNT; i++) free(comm->memo[i].kept);
+  for (int i = 0; comm->memo && i < MEMO_SLOTS; i++) free(comm->memo[i].kept);
   free(comm->memo);
   comm->memo = NULL;
 }
@@ -1017,8 +1024,8 @@ static void memo_keep(pccl_comm_t *comm, const pccl_call_t *c, size_t count, pcc
       c->coll == PCCL_COLL_ALLTOALLV || (arrays && c->nonblocking) ||
       (c->count == 0 && !infos[c->coll].own_counts) || c->refused || !pccl__device_none())
     return;
-  if (!comm->memo && !(comm->memo = calloc(PCCL_COLL_COUNT, sizeof *comm->memo))) return;
-  struct pccl_call_memo *m = &comm->memo[c->coll];
+  if (!comm->memo && !(comm->memo = calloc(MEMO_SLOTS, sizeof *comm->memo))) return;
+  struct pccl_call_memo *m = &comm->memo[memo_slot(c)];
   size_t *kept = m->kept, kept_cap = m->kept_cap;
   *m = (struct pccl_call_memo){.gen = comm->config_gen, .call = *c, .count = count,
                                .kept = kept, .kept_cap = kept_cap};
@@ -1331,13 +1338,13 @@ static pccl_status_t usable_comm(pccl_comm_t *comm, const char *api) {
  * building, validating and copying a 200-byte pccl_call_t: the call layer
  * of an 8-byte all-reduce went from 100.6 to 39.5 ns (pccl-callcost,
  * docs/results/repeat). Returns 0 when the call must take the long way. */
-static int repeat(pccl_comm_t *comm, pccl_coll_t coll, const char *api, const void *sendbuf,
+static int repeat(pccl_comm_t *comm, int slot, const char *api, const void *sendbuf,
                   void *recvbuf, size_t count, const size_t *counts, const size_t *displs,
                   pccl_dtype_t dtype, pccl_op_t op, int root, pccl_status_t *st) {
   if (!pccl__comm_live(comm) || comm->nb_head || comm->check || comm->broken != PCCL_OK ||
       atomic_load_explicit(&comm->abort_flag, memory_order_relaxed))
     return 0;
-  const struct pccl_call_memo *m = memo_of(comm, coll);
+  const struct pccl_call_memo *m = memo_of(comm, slot);
   if (!m || !m->choice.algo || m->gen != comm->config_gen ||
       m->choice.algo->generate != pccl_gen_seg)
     return 0;
@@ -1632,17 +1639,33 @@ pccl_status_t pccl_alltoallv(const void *sendbuf, const size_t *sendcounts, cons
 
 /* A barrier is an all-reduce of one byte: on one node the segment's, whose
  * latency is below MPI's own barrier (docs/mpi-dropin.md has the numbers),
- * and errors and timeouts come as for any collective. */
-pccl_status_t pccl_ibarrier(pccl_comm_t *comm, pccl_request_t **request) {
-  uint8_t token = 0;
+ * and errors and timeouts come as for any collective. The byte is the
+ * communicator's, so that a repeat is the memo's (a blocking one's by
+ * repeat(), a non-blocking one's by its validation); every rank gives 0
+ * and gets 0, so the calls that share it (the queued non-blocking ones,
+ * run one after another; a blocking one, which runs after them) can never
+ * leave another value in it. */
+static const char barrier_api[] = "pccl_barrier";
+
+static pccl_status_t barrier_issue(pccl_comm_t *comm, pccl_request_t **request) {
+  uint8_t none = 0; /* a dead communicator's call only fails */
+  uint8_t *token = pccl__comm_live(comm) ? &comm->barrier_token : &none;
+  pccl_status_t st;
+  if (request == BLOCKING && token != &none &&
+      repeat(comm, MEMO_BARRIER, barrier_api, token, token, 1, NULL, NULL, PCCL_UINT8, PCCL_MAX, 0, &st))
+    return st;
   pccl_call_t c = {.coll = PCCL_COLL_ALLREDUCE,
-                   .api = request == BLOCKING ? "pccl_barrier" : "pccl_ibarrier", .sendbuf = &token,
-                   .recvbuf = &token, .count = 1, .dtype = PCCL_UINT8, .op = PCCL_MAX, .token = 1};
+                   .api = request == BLOCKING ? barrier_api : "pccl_ibarrier", .sendbuf = token,
+                   .recvbuf = token, .count = 1, .dtype = PCCL_UINT8, .op = PCCL_MAX, .token = 1};
   return issue(comm, &c, request);
 }
 
+pccl_status_t pccl_ibarrier(pccl_comm_t *comm, pccl_request_t **request) {
+  return barrier_issue(comm, request);
+}
+
 pccl_status_t pccl_barrier(pccl_comm_t *comm) {
-  return pccl_ibarrier(comm, BLOCKING);
+  return barrier_issue(comm, BLOCKING);
 }
 
 pccl_status_t pccl_ibroadcast(const void *sendbuf, void *recvbuf, size_t count, pccl_dtype_t dtype,

@@ -25,7 +25,6 @@ struct pccl_request {
   struct pccl_request *next; /* the communicator's queue */
   pccl_call_t call;
   pccl_call_run_t run;
-  uint8_t token; /* pccl_ibarrier's byte */
   int started;
   _Atomic int done; /* set by whichever thread moved the call to its end */
   pccl_status_t early; /* begun early behind another (prepost), with this error */
@@ -218,7 +217,6 @@ pccl_status_t pccl__request_post(pccl_comm_t *comm, const pccl_call_t *c, pccl_r
   q->comm = comm;
   q->call = *c;
   comm->nb_close = close_comm;
-  if (c->token) q->call.sendbuf = q->call.recvbuf = &q->token;
   int first = comm->nb_tail == NULL;
   if (first)
     comm->nb_head = q;

@@ -31,6 +31,7 @@ struct pccl_comm {
    * the same. */
   struct pccl_call_memo *memo;
   unsigned config_gen;
+  uint8_t barrier_token; /* the barriers' byte (coll.c): the same at every repeat */
   size_t *vblocks; /* an all-gatherv's block offsets and places (coll.c), grown on demand */
   size_t vblocks_cap;
   char last_algo[80];

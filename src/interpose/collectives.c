@@ -296,6 +296,7 @@ typedef enum {
   AGAIN_ALLTOALL,
   AGAIN_GATHER,
   AGAIN_SCATTER,
+  AGAIN_BARRIER,
   AGAIN_KINDS
 } again_kind_t;
 
@@ -922,12 +923,22 @@ static int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
   return op_issued(o, st, req);
 }
 
+/* (kept as a call of no bytes of MPI_BYTE: again_keep keeps predefined
+ * types only) */
 static int barrier(MPI_Comm comm, MPI_Request *req) {
+  const again_t *a = req == BLOCKING ? again(AGAIN_BARRIER, comm, NULL, NULL, 0, MPI_BYTE,
+                                             MPI_OP_NULL, 0, 0, MPI_DATATYPE_NULL)
+                                     : NULL;
+  if (a) return again_end(&a->c, pccl_barrier(a->c.pc));
   pccl_ip_call_t c;
   if (!start(&c, PCCL_IP_BARRIER, comm, PCCL_IP_TAKEN, req, 0))
     return c.rc ? c.rc : PMPI_EITHER(req, comm, PMPI_Barrier(comm), PMPI_Ibarrier(comm, req));
   op_t local, *o = op_new(&local, &c, req);
-  return o ? op_issued(o, ISSUE(o, barrier, o->c.pc), req) : c.rc;
+  if (!o) return c.rc;
+  pccl_status_t st = ISSUE(o, barrier, o->c.pc);
+  again_keep(AGAIN_BARRIER, o, st, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0, 0, MPI_DATATYPE_NULL,
+             PCCL_UINT8, PCCL_MAX, 0);
+  return op_issued(o, st, req);
 }
 
 /* ---- the v-collectives: a block per rank, each of its own size ---- */

@@ -782,11 +782,21 @@ static void test_v_holed(int salt) {
 
 /* Each rank in turn comes 50 ms late to MPI_Barrier: no other leaves before
  * half that time has passed (a barrier that does not wait returns in
- * microseconds). Not in the digest. */
+ * microseconds). Between the barriers, the same all-reduce with new data:
+ * both are repeats that keep what their first call derived, each its own.
+ * Not in the digest. */
 static void test_barrier(void) {
   const double late = 0.05;
   for (int k = 0; k < nranks; k++) {
     check_rc("barrier", CALL(MPI_Barrier, MPI_Ibarrier, MPI_COMM_WORLD)); /* start together */
+    int mine[2] = {rank + k, -rank}, sums[2] = {0, 0};
+    int want[2] = {nranks * (nranks - 1) / 2 + nranks * k, -nranks * (nranks - 1) / 2};
+    check_rc("all-reduce between barriers",
+             CALL(MPI_Allreduce, MPI_Iallreduce, mine, sums, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    checks++;
+    if ((sums[0] != want[0] || sums[1] != want[1]) && failures++ < 10)
+      fprintf(stderr, "rank %d: FAIL all-reduce between barriers: %d %d, not %d %d\n", rank,
+              sums[0], sums[1], want[0], want[1]);
     if (rank == k) {
       double until = MPI_Wtime() + late;
       while (MPI_Wtime() < until) continue;
