@@ -61,8 +61,9 @@ static const rule_t rules[] = {
     {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RING, 0, 0, 0},
     /* All-reduce across nodes: up to 32 KiB one leader per node (reduce,
      * recursive doubling between leaders, broadcast), then the two-level
-     * all-reduce, above 1 MiB cut into 4 chunks that overlap (measured at
-     * 512 KiB and 2 MiB: the bound lies between). Emulated
+     * all-reduce, cut into 4 chunks that overlap from a size set first
+     * at 1 MiB (measured at 512 KiB and 2 MiB: the bound lies between)
+     * and then as at the end of this comment. Emulated
      * cluster, 8 nodes x 2 and 4 x 4 ranks, 1 and 10 Gbit/s, one run each
      * of pccl-bench -a hier_rec,hier_leader,hier_ring_pipe,hier_rec_pipe
      * beside Open MPI (docs/results/allreduce-nodes): 8 B-32 KiB
@@ -72,10 +73,24 @@ static const rule_t rules[] = {
      * the same four cells, 5 rounds (leader-rab-*): at 64 KiB
      * hier_leader_rab 0.97-1.33x Open MPI, hier_rec 0.86-1.00x,
      * hier_leader 0.43-1.16x; at 32 KiB hier_leader is still ahead in 3 of
-     * the 4, at 128 KiB hier_rec in 2 (and within 10% in the others). */
+     * the 4, at 128 KiB hier_rec in 2 (and within 10% in the others).
+     * Above 512 KiB the two-level all-reduce is cut into 4 chunks that
+     * overlap: up to 1 MiB and above 2 MiB up to 4 MiB with recursive
+     * halving and doubling between nodes (hier_rec_pipe), at 2 MiB and
+     * above 4 MiB with ring there (hier_ring_pipe). The same four cells,
+     * 5 rounds of every candidate, two passes, and one pass of 3 rounds
+     * beside the default (docs/results/allreduce-nodes-2): 1 MiB
+     * hier_rec_pipe:4 0.87-1.36x Open MPI, hier_rec 0.84-1.25x (above
+     * Open MPI's in 3 of the 4 cells in every pass); 2 MiB hier_ring_pipe:4
+     * 0.86-1.59x, hier_rec_pipe:4 0.81-1.38x; 4 MiB hier_rec_pipe:4
+     * 0.88-1.42x, hier_ring_pipe:4 0.81-1.39x; 8 MiB even; 16-32 MiB
+     * hier_ring_pipe:4 ahead in 6 of 8. */
     {PCCL_COLL_ALLREDUCE, 32 << 10, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_LEADER, 0, 0, 0},
     {PCCL_COLL_ALLREDUCE, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_LEADER_RAB, 0, 0, 0},
-    {PCCL_COLL_ALLREDUCE, 1 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 512 << 10, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 1 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC_PIPE, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 2 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING_PIPE, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC_PIPE, 0, 0, 0},
     {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING_PIPE, 0, 0, 0},
     /* One node with a segment (src/transport/seg). Small calls take its
      * buffers (seg): a call's fixed cost rules there. From 16 KiB (8 KiB for

@@ -53,8 +53,14 @@ static void across_nodes(pccl_comm_t *comm) {
     expect(comm, PCCL_COLL_ALLREDUCE, (32 << 10) + 1, nb, "hier_leader_rab");
     expect(comm, PCCL_COLL_ALLREDUCE, 64 << 10, nb, "hier_leader_rab");
     expect(comm, PCCL_COLL_ALLREDUCE, (64 << 10) + 1, nb, "hier_rec");
-    expect(comm, PCCL_COLL_ALLREDUCE, 1 << 20, nb, "hier_rec");
+    expect(comm, PCCL_COLL_ALLREDUCE, 512 << 10, nb, "hier_rec");
+    expect(comm, PCCL_COLL_ALLREDUCE, (512 << 10) + 1, nb, "hier_rec_pipe");
+    expect(comm, PCCL_COLL_ALLREDUCE, 1 << 20, nb, "hier_rec_pipe");
     expect(comm, PCCL_COLL_ALLREDUCE, (1 << 20) + 1, nb, "hier_ring_pipe");
+    expect(comm, PCCL_COLL_ALLREDUCE, 2 << 20, nb, "hier_ring_pipe");
+    expect(comm, PCCL_COLL_ALLREDUCE, (2 << 20) + 1, nb, "hier_rec_pipe");
+    expect(comm, PCCL_COLL_ALLREDUCE, 4 << 20, nb, "hier_rec_pipe");
+    expect(comm, PCCL_COLL_ALLREDUCE, (4 << 20) + 1, nb, "hier_ring_pipe");
     expect(comm, PCCL_COLL_ALLREDUCE, 256 << 20, nb, "hier_ring_pipe");
   }
   /* whole buffers a multiple of the rank count, on both sides of 64 KiB */
