@@ -1641,10 +1641,11 @@ pccl_status_t pccl_alltoallv(const void *sendbuf, const size_t *sendcounts, cons
  * latency is below MPI's own barrier (docs/mpi-dropin.md has the numbers),
  * and errors and timeouts come as for any collective. The byte is the
  * communicator's, so that a repeat is the memo's (a blocking one's by
- * repeat(), a non-blocking one's by its validation); every rank gives 0
- * and gets 0, so the calls that share it (the queued non-blocking ones,
- * run one after another; a blocking one, which runs after them) can never
- * leave another value in it. */
+ * repeat(), a non-blocking one's by its validation). The calls that share
+ * it never move it from two threads at once: queued non-blocking ones are
+ * moved by whichever thread holds the queue (a segment call begun behind
+ * another, by the same thread), and a blocking one runs once the queue is
+ * empty. What it holds is never read: every rank gives 0. */
 static const char barrier_api[] = "pccl_barrier";
 
 static pccl_status_t barrier_issue(pccl_comm_t *comm, pccl_request_t **request) {

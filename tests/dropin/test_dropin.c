@@ -783,8 +783,8 @@ static void test_v_holed(int salt) {
 /* Each rank in turn comes 50 ms late to MPI_Barrier: no other leaves before
  * half that time has passed (a barrier that does not wait returns in
  * microseconds). Between the barriers, the same all-reduce with new data:
- * both are repeats that keep what their first call derived, each its own.
- * Not in the digest. */
+ * blocking, both are repeats that keep what their first call derived,
+ * each its own. Not in the digest. */
 static void test_barrier(void) {
   const double late = 0.05;
   for (int k = 0; k < nranks; k++) {

@@ -524,6 +524,39 @@ static void back_to_back_v(pccl_comm_t *comm) {
   free(c1), free(c2), free(in1), free(in2), free(out1), free(out2);
 }
 
+/* Barriers share the communicator's one byte (coll.c): several outstanding
+ * at once (on the segment the later ones begin behind the first), then a
+ * blocking one; each rank in turn comes late, and no other may leave the
+ * blocking barrier before half that delay. Then all-reduces alternate with
+ * barriers, each a repeat of its own memo: every all-reduce's sum is
+ * checked. */
+static void barriers_together(pccl_comm_t *comm) {
+  const double late = 0.04;
+  enum { OUT = 3 };
+  for (int k = 0; k < g_size; k++) {
+    pccl_request_t *q[OUT] = {NULL, NULL, NULL};
+    expect(pccl_barrier(comm) == PCCL_OK, "barriers together: start together");
+    if (g_rank == k) {
+      double until = MPI_Wtime() + late;
+      while (MPI_Wtime() < until) continue;
+    }
+    double t = MPI_Wtime();
+    int issued = 1;
+    for (int i = 0; i < OUT; i++) issued &= pccl_ibarrier(comm, &q[i]) == PCCL_OK;
+    expect(issued, "barriers together: issue three");
+    expect(pccl_barrier(comm) == PCCL_OK, "barriers together: the blocking one behind them");
+    double waited = MPI_Wtime() - t;
+    expect(pccl_waitall(OUT, q) == PCCL_OK, "barriers together: complete the three");
+    expect(g_rank == k || waited > late / 2, "barriers together: the late rank was waited for");
+  }
+  for (int i = 0; i < 6; i++) {
+    int64_t mine = g_rank + i, sum = -1, want = (int64_t)g_size * (g_size - 1) / 2 + (int64_t)g_size * i;
+    expect(pccl_allreduce(&mine, &sum, 1, PCCL_INT64, PCCL_SUM, comm) == PCCL_OK && sum == want,
+           "barriers together: the all-reduce between barriers");
+    expect(pccl_barrier(comm) == PCCL_OK, "barriers together: the barrier between all-reduces");
+  }
+}
+
 /* Under a small PCCL_MAX_SCRATCH large calls vote; each call's status
  * must then be the same on every rank. */
 static void same_status_everywhere(void) {
@@ -723,6 +756,7 @@ int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "--errors") != 0) { /* --errors: those alone */
       batches(world);
       back_to_back_v(world);
+      barriers_together(world);
       cross_comms(world, other);
       if (g_size > 2) taken_again(world, 0), taken_again(world, 3);
       finished_query(world);
