@@ -80,8 +80,9 @@ static const rule_t rules[] = {
      * above 4 MiB with ring there (hier_ring_pipe). The same four cells,
      * 5 rounds of every candidate, two passes, and one pass of 3 rounds
      * beside the default (docs/results/allreduce-nodes-2): 1 MiB
-     * hier_rec_pipe:4 0.87-1.36x Open MPI, hier_rec 0.84-1.25x (above
-     * Open MPI's in 3 of the 4 cells in every pass); 2 MiB hier_ring_pipe:4
+     * hier_rec_pipe:4 0.87-1.36x Open MPI (below 1.0 on 8 x 2 at 10 Gbit/s,
+     * and once, 0.97x, on 4 x 4 there), hier_rec 0.84-1.24x (and one run
+     * of 1.81x); 2 MiB hier_ring_pipe:4
      * 0.86-1.59x, hier_rec_pipe:4 0.81-1.38x; 4 MiB hier_rec_pipe:4
      * 0.88-1.42x, hier_ring_pipe:4 0.81-1.39x; 8 MiB even; 16-32 MiB
      * hier_ring_pipe:4 ahead in 6 of 8. */
