@@ -27,6 +27,7 @@ typedef struct {
   /* > 0: only for a skewed v-call (PCCL_SELECT_SKEWED) on at least this
    * many nodes */
   int skewed_nodes;
+  int max_ranks; /* only up to this many ranks; 0: any number */
 } rule_t;
 
 /* Bruck needs ceil(log2 p) rounds against ring's p-1, but pays two local
@@ -52,13 +53,13 @@ static const rule_t rules[] = {
      * KiB hier_ring all-gather within 10% of the fastest in 10 of 12 cells
      * (hier_recdbl: 5 of 12), hier_rechalv reduce-scatter in 10 of 12
      * (hier_ring: 10 of 12). */
-    {PCCL_COLL_ALLGATHER, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_LEADER, 0, 0, 0},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 8, PCCL_ALGO_ALLGATHER_HIER_RING, 0, 0, 0},
-    {PCCL_COLL_ALLGATHER, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RECDBL, 0, 0, 0},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RING, 0, 0, 0},
-    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_LEADER, 0, 0, 0},
-    {PCCL_COLL_REDUCE_SCATTER, 4 << 20, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RECHALV, 0, 0, 0},
-    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RING, 0, 0, 0},
+    {PCCL_COLL_ALLGATHER, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_LEADER, 0, 0, 0, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 8, PCCL_ALGO_ALLGATHER_HIER_RING, 0, 0, 0, 0},
+    {PCCL_COLL_ALLGATHER, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RECDBL, 0, 0, 0, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLGATHER_HIER_RING, 0, 0, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_LEADER, 0, 0, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 4 << 20, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RECHALV, 0, 0, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 1, 0, PCCL_ALGO_REDUCE_SCATTER_HIER_RING, 0, 0, 0, 0},
     /* All-reduce across nodes: up to 32 KiB one leader per node (reduce,
      * recursive doubling between leaders, broadcast), then the two-level
      * all-reduce, cut into 4 chunks that overlap from a size set first
@@ -86,13 +87,13 @@ static const rule_t rules[] = {
      * 0.86-1.59x, hier_rec_pipe:4 0.81-1.38x; 4 MiB hier_rec_pipe:4
      * 0.88-1.42x, hier_ring_pipe:4 0.81-1.39x; 8 MiB even; 16-32 MiB
      * hier_ring_pipe:4 ahead in 6 of 8. */
-    {PCCL_COLL_ALLREDUCE, 32 << 10, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_LEADER, 0, 0, 0},
-    {PCCL_COLL_ALLREDUCE, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_LEADER_RAB, 0, 0, 0},
-    {PCCL_COLL_ALLREDUCE, 512 << 10, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC, 0, 0, 0},
-    {PCCL_COLL_ALLREDUCE, 1 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC_PIPE, 0, 0, 0},
-    {PCCL_COLL_ALLREDUCE, 2 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING_PIPE, 0, 0, 0},
-    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC_PIPE, 0, 0, 0},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING_PIPE, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 32 << 10, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_LEADER, 0, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_LEADER_RAB, 0, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 512 << 10, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC, 0, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 1 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC_PIPE, 0, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 2 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING_PIPE, 0, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_REC_PIPE, 0, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 1, 0, PCCL_ALGO_ALLREDUCE_HIER_RING_PIPE, 0, 0, 0, 0},
     /* One node with a segment (src/transport/seg). Small calls take its
      * buffers (seg): a call's fixed cost rules there. From 16 KiB (8 KiB for
      * broadcast) the all-reduce, all-gather, broadcast and reduce take
@@ -108,56 +109,59 @@ static const rule_t rules[] = {
      * Open MPI, cma 2.90-3.02x; 2-rank reduce of 1 MiB seg 0.75x in one run
      * and 2.25x in the other, cma 1.28x and 1.15x; seg_cma's speedup at
      * least 0.9 of the better path's at 47 of 56 points (median 0.97). */
-    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0, 0},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG_CMA, 2, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG_CMA, 2, 0, 0, 0},
     /* Without cross-memory attach: the segment up to 4 MiB on 2 ranks, at
      * every size from 3. */
-    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0, 0},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 4 << 20, 1, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_ALLREDUCE_SEG, 1, 0, 0, 0},
     /* Without cross-memory attach, all-gathers larger than 16 KiB take the
      * segment from 4 ranks up to 8 MiB, else Bruck or the ring (below). */
-    {PCCL_COLL_ALLGATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0, 0},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG_CMA, 2, 0, 0},
-    {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0, 0},
-    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0, 0},
-    {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0, 0},
-    /* Broadcast: on 2-3 ranks seg_cma up to 64 KiB, then the binomial tree
-     * over the shm transport (its single copy: 1.50-1.98x Open MPI at 64
-     * KiB-64 MiB in two runs of -a seg,cma,binomial on 2 ranks, 16 KiB-1
-     * MiB and 4-64 MiB, where seg_cma's paths made 0.47-1.26x from 64 KiB
-     * in the runs above; on the Xeon host at 64 KiB, two runs each, 2 ranks
-     * seg_cma 1.18-1.19x, binomial 1.01x, 3 ranks 1.08-1.24x against
-     * 0.88-1.00x; at 128 KiB binomial 1.19-1.29x, seg_cma 1.08-1.09x on 2
-     * ranks); from 4 ranks the segment. Without cross-memory attach the segment takes
-     * 2-3 ranks up to 32 KiB too (at 16 KiB, aligned buffers: seg 1.11x
-     * Open MPI, binomial 0.90x; docs/results/seg). */
-    {PCCL_COLL_BROADCAST, 8 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0, 0},
-    {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0, 0},
-    {PCCL_COLL_BROADCAST, 64 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG_CMA, 2, 0, 0},
-    {PCCL_COLL_BROADCAST, 32 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0, 0},
+    {PCCL_COLL_ALLGATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_SEG_CMA, 2, 0, 0, 0},
+    {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0, 0, 0},
+    /* Broadcast: from 4 ranks the segment. On 2 ranks seg_cma up to 1 MiB:
+     * the direct call's root writes half of the vector while the other rank
+     * reads the rest (seg.c, broadcast_move); pccl-bench -c broadcast -a
+     * auto,seg_cma,cma,binomial -b 16K -e 64M -f 4, two runs, malloc
+     * buffers: 256 KiB cma 1.79-1.83x Open MPI, binomial 1.50-1.69x; 1 MiB
+     * 2.50-2.86x against 2.03-2.22x; 4-64 MiB within each other's spread
+     * (docs/results/bcast-share). On 3 ranks seg_cma up to 64 KiB, then the
+     * binomial tree over the shm transport, whose two sides share a large
+     * copy too (Xeon host, 64 KiB: seg_cma 1.08-1.24x, binomial
+     * 0.88-1.00x). Without cross-memory attach the segment takes 2-3 ranks
+     * up to 32 KiB (at 16 KiB, aligned buffers: seg 1.11x Open MPI,
+     * binomial 0.90x; docs/results/seg). */
+    {PCCL_COLL_BROADCAST, 8 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_BROADCAST, 1 << 20, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG_CMA, 2, 0, 0, 2},
+    {PCCL_COLL_BROADCAST, 64 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG_CMA, 2, 0, 0, 0},
+    {PCCL_COLL_BROADCAST, 32 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0, 0, 0},
     /* Reduce: without cross-memory attach, the segment up to 32 KiB and from
      * 3 ranks, the binomial tree between on 2 ranks (docs/results/seg). */
-    {PCCL_COLL_REDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0, 0},
-    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SEG_CMA, 2, 0, 0},
-    {PCCL_COLL_REDUCE, 32 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0, 0},
-    {PCCL_COLL_REDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0, 0},
-    {PCCL_COLL_REDUCE, 8 << 20, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0, 0, 0},
-    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0, 0},
-    {PCCL_COLL_ALLGATHER, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHER_BRUCK, 0, 0, 0},
-    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_RING, 0, 0, 0},
-    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RECHALV, 0, 0, 0},
-    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RING, 0, 0, 0},
-    {PCCL_COLL_ALLREDUCE, 2 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL, 0, 0, 0},
-    {PCCL_COLL_ALLREDUCE, 4 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER, 0, 0, 0},
-    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL, 0, 0, 0},
+    {PCCL_COLL_REDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SEG_CMA, 2, 0, 0, 0},
+    {PCCL_COLL_REDUCE, 32 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_REDUCE, SIZE_MAX, 3, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_REDUCE, 8 << 20, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0, 0, 0, 0},
+    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_ALLGATHER, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHER_BRUCK, 0, 0, 0, 0},
+    {PCCL_COLL_ALLGATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHER_RING, 0, 0, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RECHALV, 0, 0, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_RING, 0, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 2 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL, 0, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 4 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER, 0, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RECDBL, 0, 0, 0, 0},
     /* On 2 ranks the ring makes the same two exchanges as Rabenseifner's
      * but reduces straight into the result, without scratch and a copy:
      * 1.43-1.53x Open MPI at 128-512 KiB against 1.13-1.17x (malloc
      * buffers, two runs of pccl-bench -c allreduce -a ring,rabenseifner). */
-    {PCCL_COLL_ALLREDUCE, 1 << 20, 3, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER, 0, 0, 0},
-    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RING, 0, 0, 0},
-    {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, 0, PCCL_ALGO_BROADCAST_BINOMIAL, 0, 0, 0},
-    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, 1 << 20, 3, 0, 0, PCCL_ALGO_ALLREDUCE_RABENSEIFNER, 0, 0, 0, 0},
+    {PCCL_COLL_ALLREDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLREDUCE_RING, 0, 0, 0, 0},
+    {PCCL_COLL_BROADCAST, SIZE_MAX, 1, 0, 0, PCCL_ALGO_BROADCAST_BINOMIAL, 0, 0, 0, 0},
+    {PCCL_COLL_REDUCE, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_BINOMIAL, 0, 0, 0, 0},
     /* Where the node's ranks may read and write each other's memory,
      * seg_cma (the buffers timed against direct calls, see seg.c) from 16
      * KiB in all (a scatter's 8 KiB a block): each block then crosses
@@ -169,13 +173,13 @@ static const rule_t rules[] = {
      * binomial tree (one message) scatters 2 ranks' blocks from 256 KiB
      * faster still, 1.70-1.85x against 1.40-1.56x; on 4 ranks it made
      * 0.75-1.30x against direct's 1.10-1.85x. */
-    {PCCL_COLL_SCATTER, 8 << 10, 1, 0, 0, PCCL_ALGO_SCATTER_SEG, 1, 0, 0},
-    {PCCL_COLL_SCATTER, 128 << 10, 1, 0, 0, PCCL_ALGO_SCATTER_SEG_CMA, 2, 0, 0},
-    {PCCL_COLL_SCATTER, SIZE_MAX, 3, 0, 0, PCCL_ALGO_SCATTER_SEG_CMA, 2, 0, 0},
-    {PCCL_COLL_GATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_GATHER_SEG, 1, 0, 0},
-    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_SEG_CMA, 2, 0, 0},
-    {PCCL_COLL_ALLTOALL, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLTOALL_SEG, 1, 0, 0},
-    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_SEG_CMA, 2, 0, 0},
+    {PCCL_COLL_SCATTER, 8 << 10, 1, 0, 0, PCCL_ALGO_SCATTER_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_SCATTER, 128 << 10, 1, 0, 0, PCCL_ALGO_SCATTER_SEG_CMA, 2, 0, 0, 0},
+    {PCCL_COLL_SCATTER, SIZE_MAX, 3, 0, 0, PCCL_ALGO_SCATTER_SEG_CMA, 2, 0, 0, 0},
+    {PCCL_COLL_GATHER, 16 << 10, 1, 0, 0, PCCL_ALGO_GATHER_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_SEG_CMA, 2, 0, 0, 0},
+    {PCCL_COLL_ALLTOALL, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLTOALL_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_SEG_CMA, 2, 0, 0, 0},
     /* Without cross-memory attach, scatter, gather, all-to-all: the
      * segment on one node while it wins (an earlier host).
      * pccl-bench -c gather,scatter,alltoall -a seg,binomial,pairwise, 2 and
@@ -184,12 +188,12 @@ static const rule_t rules[] = {
      * to 64 KiB a block, binomial ahead from 256 KiB a block on 2 ranks
      * (1.40-1.55x against 1.00-1.17x); all-to-all seg 1.28-6.8x up to 128
      * KiB in all, 0.82-0.99x at 512 KiB against pairwise's 0.72-0.81x. */
-    {PCCL_COLL_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_SCATTER_SEG, 1, 0, 0},
-    {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTER_BINOMIAL, 0, 0, 0},
-    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_SEG, 1, 0, 0},
-    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_BINOMIAL, 0, 0, 0},
-    {PCCL_COLL_ALLTOALL, 512 << 10, 1, 0, 0, PCCL_ALGO_ALLTOALL_SEG, 1, 0, 0},
-    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_PAIRWISE, 0, 0, 0},
+    {PCCL_COLL_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_SCATTER_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_SCATTER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTER_BINOMIAL, 0, 0, 0, 0},
+    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_GATHER, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHER_BINOMIAL, 0, 0, 0, 0},
+    {PCCL_COLL_ALLTOALL, 512 << 10, 1, 0, 0, PCCL_ALGO_ALLTOALL_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_ALLTOALL, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALL_PAIRWISE, 0, 0, 0, 0},
     /* Prefix reductions: the segment on one node; elsewhere recursive
      * doubling while latency rules, the pipelined chain from where its
      * log2 p whole vectors cost more than the pipeline's fill of p - 1
@@ -210,24 +214,25 @@ static const rule_t rules[] = {
      * at 32-128 KiB chain 0.90-0.97x, seg 0.60-0.82x; from 256 KiB chain
      * 1.26-1.71x, seg 0.45-1.16x. On 4 ranks seg 1.64-3.22x at 4 KiB-64 MiB
      * against chain's 0.96-1.90x (docs/results/scan). */
-    {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_SEG, 1, 0, 0},
-    {PCCL_COLL_SCAN, 8 << 10, 1, 0, 0, PCCL_ALGO_SCAN_RECDBL, 0, 1, 0},
-    {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_CHAIN, 0, 0, 0},
-    {PCCL_COLL_EXSCAN, 16 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1, 0, 0},
-    {PCCL_COLL_EXSCAN, SIZE_MAX, 3, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1, 0, 0},
-    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 1, 0, 0}, /* 2 ranks, one node */
-    {PCCL_COLL_EXSCAN, 8 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_RECDBL, 0, 1, 0},
-    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 0, 0, 0},
+    {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_SCAN, 8 << 10, 1, 0, 0, PCCL_ALGO_SCAN_RECDBL, 0, 1, 0, 0},
+    {PCCL_COLL_SCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCAN_CHAIN, 0, 0, 0, 0},
+    {PCCL_COLL_EXSCAN, 16 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_EXSCAN, SIZE_MAX, 3, 0, 0, PCCL_ALGO_EXSCAN_SEG, 1, 0, 0, 0},
+    /* 2 ranks, one node */
+    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 1, 0, 0, 0},
+    {PCCL_COLL_EXSCAN, 8 << 10, 1, 0, 0, PCCL_ALGO_EXSCAN_RECDBL, 0, 1, 0, 0},
+    {PCCL_COLL_EXSCAN, SIZE_MAX, 1, 0, 0, PCCL_ALGO_EXSCAN_CHAIN, 0, 0, 0, 0},
     /* All-gatherv (blocks of unequal size; equal ones run as an all-gather):
      * the all-gather's flat rows, but across nodes recursive doubling takes
      * the small sizes: emulated 4 nodes x 2 ranks, 10 Gbit/s, pccl-bench -c
      * allgatherv -a ring,recdbl,bruck at 1-64 KiB: recdbl 1.25-1.35x Open
      * MPI at 1-16 KiB and 0.98x at 64 KiB, bruck 0.97-1.03x, ring
      * 0.54-0.72x (docs/results/allgatherv/emu-4x2-10gbit-algos.txt). */
-    {PCCL_COLL_ALLGATHERV, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLGATHERV_RECDBL, 0, 0, 0},
-    {PCCL_COLL_ALLGATHERV, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHERV_SEG, 1, 0, 0},
-    {PCCL_COLL_ALLGATHERV, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHERV_SEG, 1, 0, 0},
-    {PCCL_COLL_ALLGATHERV, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHERV_BRUCK, 0, 0, 0},
+    {PCCL_COLL_ALLGATHERV, 64 << 10, 1, 1, 0, PCCL_ALGO_ALLGATHERV_RECDBL, 0, 0, 0, 0},
+    {PCCL_COLL_ALLGATHERV, 16 << 10, 1, 0, 0, PCCL_ALGO_ALLGATHERV_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_ALLGATHERV, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHERV_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_ALLGATHERV, 64 << 10, 4, 0, 0, PCCL_ALGO_ALLGATHERV_BRUCK, 0, 0, 0, 0},
     /* One rank holding PCCL_SKEW times the mean or more: the ring's every
      * step waits for its block, which crosses nnodes - 1 links one after
      * another, against recursive doubling's log2 nnodes. Emulated 10
@@ -236,29 +241,29 @@ static const rule_t rules[] = {
      * faster at 4-16 MiB (at 1 MiB 1.11x and 0.88x), on 4 x 1 and 4 x 2
      * the ring as fast or faster at every size (docs/results/skew). The
      * first row keeps the ring where it held. */
-    {PCCL_COLL_ALLGATHERV, 2 << 20, 1, 0, 0, PCCL_ALGO_ALLGATHERV_RING, 0, 0, 8},
-    {PCCL_COLL_ALLGATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHERV_RECDBL, 0, 0, 8},
-    {PCCL_COLL_ALLGATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHERV_RING, 0, 0, 0},
+    {PCCL_COLL_ALLGATHERV, 2 << 20, 1, 0, 0, PCCL_ALGO_ALLGATHERV_RING, 0, 0, 8, 0},
+    {PCCL_COLL_ALLGATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHERV_RECDBL, 0, 0, 8, 0},
+    {PCCL_COLL_ALLGATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLGATHERV_RING, 0, 0, 0, 0},
     /* Reduce-scatterv: the reduce-scatter's rows. */
-    {PCCL_COLL_REDUCE_SCATTERV, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_SEG, 1, 0, 0},
-    {PCCL_COLL_REDUCE_SCATTERV, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_SEG, 1, 0, 0},
-    {PCCL_COLL_REDUCE_SCATTERV, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RECHALV, 0, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTERV, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTERV, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTERV, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RECHALV, 0, 0, 0, 0},
     /* Skewed, on 8 nodes: recursive halving 1.21-1.56x faster than the
      * ring at 4-16 MiB (at 1 MiB 1.52x and 0.75x); on 4 nodes within 9% of
      * it either way (docs/results/skew). */
-    {PCCL_COLL_REDUCE_SCATTERV, 2 << 20, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RING, 0, 0, 8},
-    {PCCL_COLL_REDUCE_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RECHALV, 0, 0, 8},
-    {PCCL_COLL_REDUCE_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RING, 0, 0, 0},
+    {PCCL_COLL_REDUCE_SCATTERV, 2 << 20, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RING, 0, 0, 8, 0},
+    {PCCL_COLL_REDUCE_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RECHALV, 0, 0, 8, 0},
+    {PCCL_COLL_REDUCE_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTERV_RING, 0, 0, 0, 0},
     /* Gatherv, scatterv, all-to-allv: each rank sees only its own counts,
      * so the choice may not hang on a size (ranks would choose apart). On
      * one node the segment, where the ranks may read each other's memory
      * (its one round reads large blocks where they lie). */
-    {PCCL_COLL_GATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHERV_SEG, 2, 0, 0},
-    {PCCL_COLL_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTERV_SEG, 2, 0, 0},
-    {PCCL_COLL_ALLTOALLV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALLV_SEG, 2, 0, 0},
-    {PCCL_COLL_GATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHERV_LINEAR, 0, 0, 0},
-    {PCCL_COLL_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTERV_LINEAR, 0, 0, 0},
-    {PCCL_COLL_ALLTOALLV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALLV_PAIRWISE, 0, 0, 0},
+    {PCCL_COLL_GATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHERV_SEG, 2, 0, 0, 0},
+    {PCCL_COLL_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTERV_SEG, 2, 0, 0, 0},
+    {PCCL_COLL_ALLTOALLV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALLV_SEG, 2, 0, 0, 0},
+    {PCCL_COLL_GATHERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_GATHERV_LINEAR, 0, 0, 0, 0},
+    {PCCL_COLL_SCATTERV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_SCATTERV_LINEAR, 0, 0, 0, 0},
+    {PCCL_COLL_ALLTOALLV, SIZE_MAX, 1, 0, 0, PCCL_ALGO_ALLTOALLV_PAIRWISE, 0, 0, 0, 0},
 };
 
 /* A rule's size bound on this communicator. */
@@ -293,7 +298,8 @@ struct pccl_sel {
 static int rule_holds(const pccl_comm_t *comm, const rule_t *r) {
   int multi_node = comm->nnodes > 1 && comm->nnodes < comm->size;
   int seg = comm->seg ? 1 + pccl_seg_runs_cma(comm->seg, r->coll) : 0;
-  return comm->size >= r->min_ranks && (multi_node || !r->multi_node) && seg >= r->seg &&
+  return comm->size >= r->min_ranks && (!r->max_ranks || comm->size <= r->max_ranks) &&
+         (multi_node || !r->multi_node) && seg >= r->seg &&
          (!r->max_nodes || comm->nnodes <= r->max_nodes) && comm->nnodes >= r->skewed_nodes &&
          !excluded(comm, r->algo);
 }

@@ -8,6 +8,7 @@
  *   test_select --node    (one node): small blocking and non-blocking calls
  *       on the node segment, and the non-blocking all-reduce up to 4 MiB
  *       (on 2 ranks the segment's bound; from 3 ranks it has none); the
+ *       blocking broadcast's last seg_cma row (2 and 3 ranks); the
  *       uneven v-calls have no answer.
  *   test_select --skew    (one rank per fake node): an all-gatherv and a
  *       reduce-scatterv whose last rank holds half the data, run, and the
@@ -83,6 +84,16 @@ static void one_node(pccl_comm_t *comm) {
   expect(comm, PCCL_COLL_REDUCE_SCATTER, 8 * (size_t)size, 1, "seg");
   expect(comm, PCCL_COLL_BROADCAST, 8, 1, "seg");
   expect(comm, PCCL_COLL_SCAN, 1 << 20, 1, "seg");
+  /* the blocking broadcast's last seg_cma row, where the ranks may reach
+   * each other's memory (the all-reduce of 1 MiB then takes seg_cma too):
+   * 1 MiB on 2 ranks, 64 KiB on 3 */
+  const char *ar = NULL;
+  if (pccl_comm_algo_for(comm, PCCL_COLL_ALLREDUCE, 1 << 20, PCCL_UINT8, 0, &ar) == PCCL_OK &&
+      !strcmp(ar, "seg_cma")) {
+    size_t top = size == 2 ? (size_t)1 << 20 : (size_t)64 << 10;
+    expect(comm, PCCL_COLL_BROADCAST, top, 0, "seg_cma");
+    expect(comm, PCCL_COLL_BROADCAST, top + 1, 0, "binomial");
+  }
   const char *name = NULL;
   checks++;
   if (pccl_comm_algo_for(comm, PCCL_COLL_ALLGATHERV, 8, PCCL_UINT8, 1, &name) != PCCL_ERR_UNSUPPORTED) {
