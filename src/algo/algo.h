@@ -195,7 +195,7 @@ typedef pccl_status_t (*pccl_gen_fn)(pccl_sb_t *sb, const pccl_coll_args_t *a);
     "block; one node", pccl_gen_seg)                                                             \
   X(BROADCAST_CMA, BROADCAST, "cma", 0, 0,                                                        \
     "node segment for the handshake, data by cross-memory attach: every rank reads the root's "  \
-    "vector; one node", pccl_gen_seg)                                                            \
+    "vector but its first 1/p, which the root writes; one node", pccl_gen_seg)                   \
   X(REDUCE_CMA, REDUCE, "cma", 0, 0,                                                              \
     "node segment for the handshake, data by cross-memory attach: each rank reduces its slice "  \
     "reading its peers' inputs and writes it into the root's output; one node", pccl_gen_seg)    \

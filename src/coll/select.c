@@ -126,9 +126,9 @@ static const rule_t rules[] = {
      * the direct call's root writes half of the vector while the other rank
      * reads the rest (seg.c, broadcast_move); pccl-bench -c broadcast -a
      * auto,seg_cma,cma,binomial -b 16K -e 64M -f 4, two runs, malloc
-     * buffers: 256 KiB cma 1.79-1.83x Open MPI, binomial 1.50-1.69x; 1 MiB
-     * 2.50-2.86x against 2.03-2.22x; 4-64 MiB within each other's spread
-     * (docs/results/bcast-share). On 3 ranks seg_cma up to 64 KiB, then the
+     * buffers: 256 KiB seg_cma 1.66-1.72x Open MPI, binomial 1.60-1.64x; 1
+     * MiB 2.56-2.73x against 1.85-2.49x; from 4 MiB binomial as fast or
+     * faster (docs/results/bcast-share). On 3 ranks seg_cma up to 64 KiB, then the
      * binomial tree over the shm transport, whose two sides share a large
      * copy too (Xeon host, 64 KiB: seg_cma 1.08-1.24x, binomial
      * 0.88-1.00x). Without cross-memory attach the segment takes 2-3 ranks

@@ -1096,11 +1096,11 @@ static pccl_status_t reduce_move(run_t *x, uint64_t n, size_t m) {
 /* Every rank but the root reads the root's vector, all but its first
  * share: the root, which would otherwise only wait, writes that share into
  * every reader's output meanwhile. A share of 1/p of the vector gives the
- * root as many bytes to move as each reader ((p - 1)/p). 2 ranks,
- * pccl-bench -c broadcast -a cma, malloc buffers, two runs each way: 64
- * KiB 4.28-4.53 us alone, 3.14-3.33 shared; 1 MiB 70.8-76.0 against
- * 25.2; on 3 ranks (2 cores) 1 MiB 160-206 against 95-129
- * (docs/results/bcast-share). */
+ * root as many bytes to move as each reader ((p - 1)/p; out of place it
+ * also copies its own). 2 ranks, pccl-bench -c broadcast -a cma, malloc
+ * buffers, two runs each way: 64 KiB 4.1-5.2 us read alone, 3.8-3.9
+ * shared; 1 MiB 80.4-80.5 against 31.6-34.8; 3 ranks (2 cores), 1 MiB
+ * 180-204 against 130-136 (docs/results/bcast-share). */
 static size_t broadcast_share(const run_t *x, size_t m) { return m / (size_t)x->s->n * x->es; }
 
 static pccl_status_t broadcast_move(run_t *x, uint64_t n, size_t m) {
@@ -1114,11 +1114,18 @@ static pccl_status_t broadcast_move(run_t *x, uint64_t n, size_t m) {
                ? PCCL_OK
                : cma_failed(x, root, n);
   if (c->sendbuf != c->recvbuf) pccl_copy(c->recvbuf, c->sendbuf, bytes);
-  for (int k = 1; k < s->n && share; k++) {
+  /* a reader that gave up waiting for a late root (timeout, abort) has its
+   * output back: its failure is published before it returns (run_path),
+   * so a root late by a whole PCCL_TIMEOUT stops here, as a gatherv's
+   * writer does, unless it lost that race too */
+  pccl_status_t st = PCCL_OK;
+  for (int k = 1; k < s->n && share && st == PCCL_OK; k++) {
     int r = (root + k) % s->n;
-    if (!pccl_cma_write(s->pids[r], s->peers[r].recv, c->sendbuf, share)) return cma_failed(x, r, n);
+    if ((st = peer_failed(s, r, n, "output", x->w.why, x->w.whylen)) == PCCL_OK &&
+        !pccl_cma_write(s->pids[r], s->peers[r].recv, c->sendbuf, share))
+      st = cma_failed(x, r, n);
   }
-  return PCCL_OK;
+  return st;
 }
 
 /* Rank r copies its own block into its output and writes it into every
