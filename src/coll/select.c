@@ -3,7 +3,8 @@
  * table's row for the layout and size (across nodes), else the rules below.
  * The rules: for each collective, rows of
  * (largest size, algorithm) walked in order; the first row whose bound holds
- * and whose rank count is reached wins. Logarithmic-step algorithms take
+ * and whose rank count is reached (and not exceeded, where a row has a most)
+ * wins. Logarithmic-step algorithms take
  * small sizes, where latency rules; bandwidth-optimal ones take the rest. */
 #include "select.h"
 
