@@ -40,11 +40,17 @@
 #define SLOT 4096
 /* A direct call (below) reads and writes its peers' buffers in pieces of
  * this many bytes: the few it holds at once (two peers' parts, this rank's
- * own kept aside in place, a reduce leaf's result) stay in cache, and a
- * piece pins enough pages that the system call's own cost is small beside
- * the copy. 2 ranks, all-reduce of 512 KiB-32 MiB: 64, 128, 256 and 512
- * KiB pieces within the run-to-run spread of each other. */
-#define DIRECT_PIECE ((size_t)128 << 10)
+ * own kept aside in place, a reduce leaf's result) stay in the shared
+ * cache, and a piece pins enough pages that the system call's own cost is
+ * small beside the copy. That cost differs between hosts: on the Xeon
+ * host 64-512 KiB pieces were within the spread of each other (2 ranks,
+ * all-reduce of 512 KiB-32 MiB); on the AMD EPYC family 25 host
+ * process_vm_writev moved 1 MiB at 8.5, 10.4 and 12.4 GB/s in pieces of
+ * 64, 128 and 512 KiB (pccl-cmabench), and 512 KiB pieces against 128
+ * cut the 2-rank all-gather of 512 KiB and 2 MiB by 13-14%, the reduce by
+ * 7-10%, the all-reduce of 2 MiB by 7%, the rest within the spread
+ * (docs/results/piece). */
+#define DIRECT_PIECE ((size_t)512 << 10)
 /* The size that names the buffers' head lines: a direct call's two rounds
  * publish there, so a peer that runs the same count through the buffers
  * meets the digest check instead of waiting on another line. */
