@@ -123,7 +123,13 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0, 0, 0},
     {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0, 0, 0},
     {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0, 0, 0},
-    /* Broadcast: from 4 ranks the segment. On 2 ranks seg_cma up to 1 MiB:
+    /* Broadcast: from 4 ranks the segment up to 64 KiB, then seg_cma, the
+     * segment without cross-memory attach. With more ranks than cores
+     * seg_cma goes direct from 64 KiB (seg.c, crowded_direct): 4 ranks on
+     * the 2-core AMD EPYC family 25 host, pccl-bench -c broadcast -a
+     * seg,cma -b 32K -e 32M -f 4 --rounds 7, two runs: 128 KiB seg
+     * 0.50-0.68x Open MPI, cma 0.93-1.23x; 512 KiB-32 MiB seg 0.53-0.95x,
+     * cma 1.12-2.78x (docs/results/zen4). On 2 ranks seg_cma up to 1 MiB:
      * the direct call's root writes half of the vector while the other rank
      * reads the rest (seg.c, broadcast_move); pccl-bench -c broadcast -a
      * auto,seg_cma,cma,binomial -b 16K -e 64M -f 4, two runs, malloc
@@ -136,6 +142,8 @@ static const rule_t rules[] = {
      * up to 32 KiB (at 16 KiB, aligned buffers: seg 1.11x Open MPI,
      * binomial 0.90x; docs/results/seg). */
     {PCCL_COLL_BROADCAST, 8 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_BROADCAST, 64 << 10, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0, 0, 0},
+    {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG_CMA, 2, 0, 0, 0},
     {PCCL_COLL_BROADCAST, SIZE_MAX, 4, 0, 0, PCCL_ALGO_BROADCAST_SEG, 1, 0, 0, 0},
     {PCCL_COLL_BROADCAST, 1 << 20, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG_CMA, 2, 0, 0, 2},
     {PCCL_COLL_BROADCAST, 64 << 10, 1, 0, 0, PCCL_ALGO_BROADCAST_SEG_CMA, 2, 0, 0, 0},

@@ -8,7 +8,7 @@
  *   test_select --node    (one node): small blocking and non-blocking calls
  *       on the node segment, and the non-blocking all-reduce up to 4 MiB
  *       (on 2 ranks the segment's bound; from 3 ranks it has none); the
- *       blocking broadcast's last seg_cma row (2 and 3 ranks); the
+ *       blocking broadcast's seg_cma rows (2, 3 and 4+ ranks); the
  *       uneven v-calls have no answer.
  *   test_select --skew    (one rank per fake node): an all-gatherv and a
  *       reduce-scatterv whose last rank holds half the data, run, and the
@@ -84,16 +84,22 @@ static void one_node(pccl_comm_t *comm) {
   expect(comm, PCCL_COLL_REDUCE_SCATTER, 8 * (size_t)size, 1, "seg");
   expect(comm, PCCL_COLL_BROADCAST, 8, 1, "seg");
   expect(comm, PCCL_COLL_SCAN, 1 << 20, 1, "seg");
-  /* the blocking broadcast's last seg_cma row, where the ranks may reach
-   * each other's memory (the all-reduce of 1 MiB then takes seg_cma too):
-   * 1 MiB on 2 ranks, 64 KiB on 3 */
+  /* where the ranks may reach each other's memory (the all-reduce of 1 MiB
+   * then takes seg_cma too), the blocking broadcast's seg_cma rows: on 2
+   * ranks up to 1 MiB, on 3 up to 64 KiB, then binomial; from 4 ranks
+   * above 64 KiB, the segment's buffers below */
   const char *ar = NULL;
-  if (size <= 3 &&
-      pccl_comm_algo_for(comm, PCCL_COLL_ALLREDUCE, 1 << 20, PCCL_UINT8, 0, &ar) == PCCL_OK &&
+  if (pccl_comm_algo_for(comm, PCCL_COLL_ALLREDUCE, 1 << 20, PCCL_UINT8, 0, &ar) == PCCL_OK &&
       !strcmp(ar, "seg_cma")) {
     size_t top = size == 2 ? (size_t)1 << 20 : (size_t)64 << 10;
-    expect(comm, PCCL_COLL_BROADCAST, top, 0, "seg_cma");
-    expect(comm, PCCL_COLL_BROADCAST, top + 1, 0, "binomial");
+    if (size <= 3) {
+      expect(comm, PCCL_COLL_BROADCAST, top, 0, "seg_cma");
+      expect(comm, PCCL_COLL_BROADCAST, top + 1, 0, "binomial");
+    } else {
+      expect(comm, PCCL_COLL_BROADCAST, top, 0, "seg");
+      expect(comm, PCCL_COLL_BROADCAST, top + 1, 0, "seg_cma");
+      expect(comm, PCCL_COLL_BROADCAST, (size_t)64 << 20, 0, "seg_cma");
+    }
   }
   const char *name = NULL;
   checks++;

@@ -1223,20 +1223,22 @@ static int direct_takes(const pccl_seg_call_t *c) {
 }
 
 
-/* A timed scatter, gather or all-to-all with more ranks than cores goes
- * direct from blocks of this size, the buffers below: untimed (see
- * pccl_seg_run), where the others always take the buffers. A block of
+/* A timed broadcast, scatter, gather or all-to-all with more ranks than
+ * cores goes direct from blocks of this size, the buffers below: untimed
+ * (see pccl_seg_run), where the others always take the buffers. A block of
  * theirs crosses once direct and twice through the buffers, and no rank
  * reduces: 4 ranks on 2 cores, pccl-bench -a seg,cma -f 4, per block: 32
  * KiB scatter 1.10x Open MPI through the buffers, 0.99x direct, gather
  * 1.52x and 1.20x, all-to-all 1.18x and 1.15x; 128 KiB scatter 0.65x and
  * 1.10x, gather 0.94x and 1.44x, all-to-all 0.72x and 1.22x; direct ahead
- * at every size above (docs/results/rooted-cma). */
+ * at every size above (docs/results/rooted-cma). The broadcast of 4 ranks
+ * on the AMD EPYC family 25 host, 512 KiB-32 MiB: 1.12-2.78x Open MPI
+ * direct, 0.53-0.95x through the buffers (docs/results/zen4). */
 #define CROWDED_DIRECT_MIN ((size_t)64 << 10)
 
 static int crowded_direct(const pccl_seg_call_t *c, size_t es) {
-  int moves = c->coll == PCCL_COLL_SCATTER || c->coll == PCCL_COLL_GATHER ||
-              c->coll == PCCL_COLL_ALLTOALL;
+  int moves = c->coll == PCCL_COLL_BROADCAST || c->coll == PCCL_COLL_SCATTER ||
+              c->coll == PCCL_COLL_GATHER || c->coll == PCCL_COLL_ALLTOALL;
   return moves && c->count * es >= CROWDED_DIRECT_MIN;
 }
 
