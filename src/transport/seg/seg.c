@@ -1223,23 +1223,27 @@ static int direct_takes(const pccl_seg_call_t *c) {
 }
 
 
-/* A timed broadcast, scatter, gather or all-to-all with more ranks than
- * cores goes direct from blocks of this size, the buffers below: untimed
- * (see pccl_seg_run), where the others always take the buffers. A block of
- * theirs crosses once direct and twice through the buffers, and no rank
- * reduces: 4 ranks on 2 cores, pccl-bench -a seg,cma -f 4, per block: 32
- * KiB scatter 1.10x Open MPI through the buffers, 0.99x direct, gather
- * 1.52x and 1.20x, all-to-all 1.18x and 1.15x; 128 KiB scatter 0.65x and
- * 1.10x, gather 0.94x and 1.44x, all-to-all 0.72x and 1.22x; direct ahead
- * at every size above (docs/results/rooted-cma). The broadcast of 4 ranks
- * on the AMD EPYC family 25 host, 512 KiB-32 MiB: 1.12-2.78x Open MPI
- * direct, 0.53-0.95x through the buffers (docs/results/zen4). */
+/* With more ranks than cores a timed call goes direct from this many bytes
+ * (a rank's block, or the vector), through the buffers below, untimed (see
+ * pccl_seg_run). Ranks there take turns on the cores, and which ranks
+ * share one is the scheduler's choice, fixed for a while: on the AMD EPYC
+ * family 25 host one launch of 4 ranks had the buffers ahead of the
+ * direct calls at every size, the next one behind. The direct calls' worst
+ * is the better: 4 ranks on 2 cores, pccl-bench -a seg,cma -b 128K -e 32M
+ * -f 4, two launches each (docs/results/zen4): all-reduce seg
+ * 0.73-3.10x Open MPI, cma 0.90-3.58x; all-gather seg 0.68-3.14x, cma
+ * 0.98-2.18x; reduce seg 0.48-5.95x, cma 0.86-4.64x; broadcast from 512
+ * KiB seg 0.53-0.95x, cma 1.12-2.78x. On the Xeon host the buffers were
+ * ahead for the all-reduce and all-gather but the direct calls never
+ * under 1.02x and 1.09x (docs/results/push), and the scatter, gather and
+ * all-to-all of 128 KiB blocks went 0.65x, 0.94x and 0.72x through the
+ * buffers against 1.10x, 1.44x and 1.22x direct (docs/results/rooted-cma).
+ * Smaller calls stay on the buffers, where their copies cost less than
+ * the handshakes. */
 #define CROWDED_DIRECT_MIN ((size_t)64 << 10)
 
 static int crowded_direct(const pccl_seg_call_t *c, size_t es) {
-  int moves = c->coll == PCCL_COLL_BROADCAST || c->coll == PCCL_COLL_SCATTER ||
-              c->coll == PCCL_COLL_GATHER || c->coll == PCCL_COLL_ALLTOALL;
-  return moves && c->count * es >= CROWDED_DIRECT_MIN;
+  return c->count * es >= CROWDED_DIRECT_MIN; /* timed calls all have a direct form */
 }
 
 /* A direct call: round n publishes the buffers, the data move, round n + 1
@@ -1469,16 +1473,9 @@ pccl_status_t pccl_seg_run(pccl_seg_t *s, const pccl_seg_call_t *call,
     return PCCL_ERR_UNSUPPORTED;
   }
   /* With more ranks than cores (alike on every rank: s->yield is the
-   * node's) the buffers, untimed: a direct call holds its peers in the
-   * call together, where the buffers let each copy in and give its core
-   * up; and trials timed while ranks take turns on a core pick the
-   * direct path by chance. 4 ranks on 2 cores (Xeon host, -a
-   * seg,cma,seg_cma): all-reduce of 8 MiB seg 1.59x Open MPI, cma 1.02x,
-   * seg_cma 1.41x; all-gather of 2-32 MiB seg 1.21-1.53x, cma 0.87-1.19x,
-   * seg_cma 1.06-1.41x; 3 ranks within the spread of each other. The
-   * pushed all-gather narrowed that: 1-16 MiB seg 1.24-1.53x, cma
-   * 1.09-1.53x (docs/results/push). But large blocks that are only
-   * moved go direct (crowded_direct). */
+   * node's) untimed: trials timed while ranks take turns on a core pick
+   * by chance; large calls go direct, the rest through the buffers
+   * (crowded_direct). */
   if (call->path == PCCL_SEG_TIMED && s->yield)
     return run_path(s, call, crowded_direct(call, pccl_dtype_size(call->dtype)), watch, why,
                     whylen, in_step);
