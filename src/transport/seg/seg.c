@@ -1223,27 +1223,28 @@ static int direct_takes(const pccl_seg_call_t *c) {
 }
 
 
-/* With more ranks than cores a timed call goes direct from this many bytes
- * (a rank's block, or the vector), through the buffers below, untimed (see
- * pccl_seg_run). Ranks there take turns on the cores, and which ranks
- * share one is the scheduler's choice, fixed for a while: on the AMD EPYC
- * family 25 host one launch of 4 ranks had the buffers ahead of the
- * direct calls at every size, the next one behind. The direct calls' worst
- * is the better: 4 ranks on 2 cores, pccl-bench -a seg,cma -b 128K -e 32M
- * -f 4, two launches each (docs/results/zen4): all-reduce seg
- * 0.73-3.10x Open MPI, cma 0.90-3.58x; all-gather seg 0.68-3.14x, cma
- * 0.98-2.18x; reduce seg 0.48-5.95x, cma 0.86-4.64x; broadcast from 512
- * KiB seg 0.53-0.95x, cma 1.12-2.78x. On the Xeon host the buffers were
- * ahead for the all-reduce and all-gather but the direct calls never
- * under 1.02x and 1.09x (docs/results/push), and the scatter, gather and
- * all-to-all of 128 KiB blocks went 0.65x, 0.94x and 0.72x through the
- * buffers against 1.10x, 1.44x and 1.22x direct (docs/results/rooted-cma).
- * Smaller calls stay on the buffers, where their copies cost less than
- * the handshakes. */
-#define CROWDED_DIRECT_MIN ((size_t)64 << 10)
+/* With more ranks than cores a timed call of more than this many bytes
+ * (a rank's block, or the vector) goes direct, the rest through the
+ * buffers, untimed (see pccl_seg_run). Ranks there take turns on the
+ * cores, and which ranks share one is the scheduler's choice, fixed for a
+ * while: on the AMD EPYC family 25 host one launch of 4 ranks had the
+ * buffers ahead of the direct calls at every size, the next one behind.
+ * The direct calls' worst is the better: 4 ranks on 2 cores, pccl-bench
+ * -a seg,cma -b 128K -e 32M -f 4, two launches each (docs/results/zen4):
+ * all-reduce seg 0.73-3.10x Open MPI, cma 0.90-3.58x; all-gather seg
+ * 0.68-3.14x, cma 0.98-2.18x; reduce seg 0.48-5.95x, cma 0.86-4.64x;
+ * broadcast from 512 KiB seg 0.53-0.95x, cma 1.12-2.78x. On the Xeon host
+ * the buffers were ahead for the all-reduce and all-gather but the direct
+ * calls never under 1.02x and 1.09x (docs/results/push), and the scatter,
+ * gather and all-to-all of 128 KiB blocks went 0.65x, 0.94x and 0.72x
+ * through the buffers against 1.10x, 1.44x and 1.22x direct
+ * (docs/results/rooted-cma). At 64 KiB the buffers are ahead: the reduce,
+ * three launches of -a seg,cma -b 32K -e 256K -f 2, seg 0.85-1.65x, cma
+ * 0.71-1.45x; at 128 and 256 KiB cma 1.10x or more. */
+#define CROWDED_BUFFERS_MAX ((size_t)64 << 10)
 
 static int crowded_direct(const pccl_seg_call_t *c, size_t es) {
-  return c->count * es >= CROWDED_DIRECT_MIN; /* timed calls all have a direct form */
+  return c->count * es > CROWDED_BUFFERS_MAX; /* timed calls all have a direct form */
 }
 
 /* A direct call: round n publishes the buffers, the data move, round n + 1
