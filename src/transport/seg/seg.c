@@ -1201,16 +1201,39 @@ typedef struct {
   pccl_status_t (*move)(run_t *x, uint64_t n, size_t m);
   wrote_t peers_write; /* into every rank's output, the root's only, or all but the root's */
   int blocks;          /* the output holds a block per rank */
+  size_t crowded_min;  /* with more ranks than cores, direct from this many bytes (below) */
 } direct_t;
 
+/* With more ranks than cores a timed call goes direct from a size (a
+ * rank's block, or the vector), through the buffers below, untimed (see
+ * pccl_seg_run). Ranks there take turns on the cores, and which ranks
+ * share one is the scheduler's choice, fixed for a while: on the AMD EPYC
+ * family 25 host one launch of 4 ranks had the buffers ahead of the
+ * direct calls at every size, the next one behind. The direct calls' worst
+ * is the better: 4 ranks on 2 cores, pccl-bench -a seg,cma -b 128K -e 32M
+ * -f 4, two launches each (docs/results/zen4): all-reduce seg 0.73-3.10x
+ * Open MPI, cma 0.90-3.58x; all-gather seg 0.68-3.14x, cma 0.98-2.18x;
+ * reduce seg 0.48-5.95x, cma 0.86-4.64x; broadcast from 512 KiB seg
+ * 0.53-0.95x, cma 1.12-2.78x. On the Xeon host the buffers were ahead for
+ * the all-reduce and all-gather but the direct calls never under 1.02x
+ * and 1.09x (docs/results/push), and the scatter, gather and all-to-all of
+ * 128 KiB blocks went 0.65x, 0.94x and 0.72x through the buffers against
+ * 1.10x, 1.44x and 1.22x direct (docs/results/rooted-cma). Blocks of 64
+ * KiB that are only moved go direct too (zen4, three launches: scatter,
+ * gather, all-to-all seg 0.33-1.65x, cma 0.95-1.27x); reductions of 64 KiB
+ * stay on the buffers (the reduce seg 0.85-1.65x, cma 0.71-1.45x; at 128
+ * and 256 KiB cma 1.10x or more). */
+#define CROWDED_MOVE_MIN ((size_t)64 << 10)
+#define CROWDED_REDUCE_MIN (((size_t)64 << 10) + 1)
+
 static const direct_t directs[PCCL_COLL_COUNT] = {
-    [PCCL_COLL_ALLREDUCE] = {allreduce_move, WROTE_ALL, 0},
-    [PCCL_COLL_ALLGATHER] = {allgather_move, WROTE_ALL, 1},
-    [PCCL_COLL_BROADCAST] = {broadcast_move, WROTE_LEAVES, 0},
-    [PCCL_COLL_REDUCE] = {reduce_move, WROTE_ROOT, 0},
-    [PCCL_COLL_SCATTER] = {rooted_move, WROTE_NONE, 0},
-    [PCCL_COLL_GATHER] = {rooted_move, WROTE_ROOT, 1},
-    [PCCL_COLL_ALLTOALL] = {alltoall_move, WROTE_ALL, 1},
+    [PCCL_COLL_ALLREDUCE] = {allreduce_move, WROTE_ALL, 0, CROWDED_REDUCE_MIN},
+    [PCCL_COLL_ALLGATHER] = {allgather_move, WROTE_ALL, 1, CROWDED_MOVE_MIN},
+    [PCCL_COLL_BROADCAST] = {broadcast_move, WROTE_LEAVES, 0, CROWDED_MOVE_MIN},
+    [PCCL_COLL_REDUCE] = {reduce_move, WROTE_ROOT, 0, CROWDED_REDUCE_MIN},
+    [PCCL_COLL_SCATTER] = {rooted_move, WROTE_NONE, 0, CROWDED_MOVE_MIN},
+    [PCCL_COLL_GATHER] = {rooted_move, WROTE_ROOT, 1, CROWDED_MOVE_MIN},
+    [PCCL_COLL_ALLTOALL] = {alltoall_move, WROTE_ALL, 1, CROWDED_MOVE_MIN},
 };
 
 /* Whether the direct form takes this call on this rank (see
@@ -1223,28 +1246,8 @@ static int direct_takes(const pccl_seg_call_t *c) {
 }
 
 
-/* With more ranks than cores a timed call of more than this many bytes
- * (a rank's block, or the vector) goes direct, the rest through the
- * buffers, untimed (see pccl_seg_run). Ranks there take turns on the
- * cores, and which ranks share one is the scheduler's choice, fixed for a
- * while: on the AMD EPYC family 25 host one launch of 4 ranks had the
- * buffers ahead of the direct calls at every size, the next one behind.
- * The direct calls' worst is the better: 4 ranks on 2 cores, pccl-bench
- * -a seg,cma -b 128K -e 32M -f 4, two launches each (docs/results/zen4):
- * all-reduce seg 0.73-3.10x Open MPI, cma 0.90-3.58x; all-gather seg
- * 0.68-3.14x, cma 0.98-2.18x; reduce seg 0.48-5.95x, cma 0.86-4.64x;
- * broadcast from 512 KiB seg 0.53-0.95x, cma 1.12-2.78x. On the Xeon host
- * the buffers were ahead for the all-reduce and all-gather but the direct
- * calls never under 1.02x and 1.09x (docs/results/push), and the scatter,
- * gather and all-to-all of 128 KiB blocks went 0.65x, 0.94x and 0.72x
- * through the buffers against 1.10x, 1.44x and 1.22x direct
- * (docs/results/rooted-cma). At 64 KiB the buffers are ahead: the reduce,
- * three launches of -a seg,cma -b 32K -e 256K -f 2, seg 0.85-1.65x, cma
- * 0.71-1.45x; at 128 and 256 KiB cma 1.10x or more. */
-#define CROWDED_BUFFERS_MAX ((size_t)64 << 10)
-
 static int crowded_direct(const pccl_seg_call_t *c, size_t es) {
-  return c->count * es > CROWDED_BUFFERS_MAX; /* timed calls all have a direct form */
+  return c->count * es >= directs[c->coll].crowded_min; /* timed calls all have a direct form */
 }
 
 /* A direct call: round n publishes the buffers, the data move, round n + 1
