@@ -123,9 +123,9 @@ static const rule_t rules[] = {
     {PCCL_COLL_ALLGATHER, 8 << 20, 4, 0, 0, PCCL_ALGO_ALLGATHER_SEG, 1, 0, 0, 0},
     {PCCL_COLL_REDUCE_SCATTER, 64 << 10, 1, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0, 0, 0},
     {PCCL_COLL_REDUCE_SCATTER, 128 << 10, 4, 0, 0, PCCL_ALGO_REDUCE_SCATTER_SEG, 1, 0, 0, 0},
-    /* Broadcast: from 4 ranks the segment up to 64 KiB, then seg_cma, the
-     * segment without cross-memory attach. With more ranks than cores
-     * seg_cma goes direct from 64 KiB (seg.c, crowded_direct): 4 ranks on
+    /* Broadcast: from 4 ranks the segment up to 64 KiB, then seg_cma (the
+     * segment alone where cross-memory attach is refused). With more ranks
+     * than cores seg_cma goes direct (seg.c, crowded_direct): 4 ranks on
      * the 2-core AMD EPYC family 25 host, pccl-bench -c broadcast -a
      * seg,cma -b 32K -e 32M -f 4 --rounds 7, two runs: 128 KiB seg
      * 0.50-0.68x Open MPI, cma 0.93-1.23x; 512 KiB-32 MiB seg 0.53-0.95x,

@@ -8,6 +8,7 @@
  * as CSV. Usage: pccl-cmabench [BYTES] [CSV] (BYTES default 1048576). */
 #define _GNU_SOURCE /* process_vm_readv, sched_setaffinity */
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a parent killed mid-run */
     pin(1);
     for (;;) pause(); /* only lends its memory; killed at the end */
   }
